@@ -1,0 +1,184 @@
+// apsp._core: the pybind11 extension module. Array intake (buffer protocol for host arrays, raw
+// device pointers for device arrays), GIL release, progress/interrupt callbacks, and the mapping
+// of apsp's C++ exceptions to Python exceptions. No algorithm here: it calls src/apsp/apsp.hpp.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "apsp/apsp.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+apsp::DType dtype_from_name(const std::string& name) {
+  if (name == "float32") return apsp::DType::float32;
+  if (name == "float64") return apsp::DType::float64;
+  if (name == "int32") return apsp::DType::int32;
+  if (name == "int64") return apsp::DType::int64;
+  throw py::type_error("unsupported dtype '" + name +
+                       "'; apsp computes in float32, float64, int32 or int64");
+}
+
+apsp::DType dtype_from_buffer(const py::buffer_info& info) {
+  if (info.item_type_is_equivalent_to<float>()) return apsp::DType::float32;
+  if (info.item_type_is_equivalent_to<double>()) return apsp::DType::float64;
+  if (info.item_type_is_equivalent_to<int32_t>()) return apsp::DType::int32;
+  if (info.item_type_is_equivalent_to<int64_t>()) return apsp::DType::int64;
+  throw py::type_error("unsupported buffer format '" + info.format +
+                       "'; apsp computes in float32, float64, int32 or int64");
+}
+
+// Row-major view of a writable 2-D host buffer whose rows are contiguous.
+apsp::Matrix host_matrix(const py::buffer_info& info, const char* what) {
+  if (info.ndim != 2 || info.shape[0] != info.shape[1])
+    throw py::value_error(std::string(what) + " must be a square 2-D array");
+  if (info.readonly) throw py::value_error(std::string(what) + " is read-only");
+  const auto item = info.itemsize;
+  if (info.shape[0] > 1 && info.strides[1] != item)
+    throw py::value_error(std::string(what) + " rows must be contiguous (stride[1] == itemsize)");
+  if (info.strides[0] % item != 0 || info.strides[0] < 0)
+    throw py::value_error(std::string(what) + " row stride must be a positive multiple of the itemsize");
+  apsp::Matrix m;
+  m.data = info.ptr;
+  m.n = info.shape[0];
+  m.ld = info.shape[0] > 1 ? info.strides[0] / item : info.shape[0];
+  if (m.ld < m.n) m.ld = m.n;
+  m.dtype = dtype_from_buffer(info);
+  return m;
+}
+
+apsp::PredMatrix host_pred(const py::object& obj, int64_t n) {
+  apsp::PredMatrix p;
+  if (obj.is_none()) return p;
+  py::buffer_info info = py::buffer(obj).request(true);
+  if (!info.item_type_is_equivalent_to<int32_t>() || info.ndim != 2 || info.shape[0] != n ||
+      info.shape[1] != n || (n > 1 && info.strides[1] != 4))
+    throw py::value_error("predecessor buffer must be a writable n x n int32 array with contiguous rows");
+  p.data = static_cast<int32_t*>(info.ptr);
+  p.ld = n > 1 ? info.strides[0] / 4 : n;
+  return p;
+}
+
+// Progress and Ctrl-C: called by the engines between rounds, with the GIL released around them.
+struct Callback {
+  py::object progress;  // callable(done, total) or None
+};
+void on_round(void* ctx, int64_t done, int64_t total) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  auto* cb = static_cast<Callback*>(ctx);
+  if (!cb->progress.is_none()) cb->progress(done, total);
+}
+
+apsp::Options make_options(bool directed, bool unweighted, bool check_input,
+                           bool check_negative_cycles, Callback* cb) {
+  apsp::Options o;
+  o.directed = directed;
+  o.unweighted = unweighted;
+  o.check_input = check_input;
+  o.check_negative_cycles = check_negative_cycles;
+  if (cb) {
+    o.progress = &on_round;
+    o.progress_ctx = cb;
+  }
+  return o;
+}
+
+void solve_host(py::buffer graph, py::object pred, const std::string& engine, int device,
+                bool directed, bool unweighted, bool check_input, bool check_negative_cycles,
+                py::object progress) {
+  py::buffer_info info = graph.request(true);
+  apsp::Matrix m = host_matrix(info, "graph");
+  apsp::PredMatrix p = host_pred(pred, m.n);
+  Callback cb{progress};
+  const bool cpu = engine == "cpu";
+  if (!cpu && engine != "cuda")
+    throw py::value_error("engine must be 'cpu' or 'cuda', got '" + engine + "'");
+  // The CPU engine polls for Ctrl-C every round; the CUDA engine only when a bar was asked for,
+  // because a per-round callback makes it wait on the device.
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
+                                 (cpu || !progress.is_none()) ? &cb : nullptr);
+  py::gil_scoped_release release;
+  if (cpu)
+    apsp::solve_cpu(m, p, o);
+  else
+    apsp::solve_cuda_host(m, p, o, device);
+}
+
+void solve_device(uintptr_t data, int64_t n, int64_t ld, const std::string& dtype, uintptr_t pred,
+                  int64_t pred_ld, int device, uintptr_t stream, bool directed, bool unweighted,
+                  bool check_input, bool check_negative_cycles, py::object progress) {
+  apsp::Matrix m{reinterpret_cast<void*>(data), n, ld, dtype_from_name(dtype)};
+  apsp::PredMatrix p{reinterpret_cast<int32_t*>(pred), pred_ld};
+  Callback cb{progress};
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
+                                 progress.is_none() ? nullptr : &cb);
+  py::gil_scoped_release release;
+  apsp::solve_cuda(m, p, o, device, reinterpret_cast<void*>(stream));
+}
+
+py::dict info() {
+  py::dict d;
+  const apsp::CudaBuildInfo b = apsp::cuda_build_info();
+  d["cuda_compiled"] = b.compiled;
+  d["cuda_build"] = b.detail;
+  d["cpu_threads"] = apsp::cpu_threads();
+  std::string why;
+  std::vector<apsp::CudaDevice> devs = apsp::cuda_devices(&why);
+  py::list list;
+  for (const auto& dev : devs) {
+    py::dict e;
+    e["index"] = dev.index;
+    e["name"] = dev.name;
+    e["compute_capability"] = py::make_tuple(dev.major, dev.minor);
+    e["multiprocessors"] = dev.multiprocessors;
+    e["total_memory"] = dev.total_memory;
+    e["free_memory"] = dev.free_memory;
+    list.append(e);
+  }
+  d["devices"] = list;
+  d["why_no_devices"] = devs.empty() ? py::object(py::str(why)) : py::object(py::none());
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "apsp's compiled core (private: use the apsp package)";
+  m.attr("INT32_INF") = py::int_(apsp::kInt32Inf);
+  m.attr("INT64_INF") = py::int_(apsp::kInt64Inf);
+  m.attr("NO_PREDECESSOR") = py::int_(apsp::kNoPredecessor);
+
+  py::register_exception_translator([](std::exception_ptr ptr) {
+    try {
+      if (ptr) std::rethrow_exception(ptr);
+    } catch (const apsp::NegativeCycleError& e) {
+      py::object cls = py::module_::import("apsp._errors").attr("NegativeCycleError");
+      py::object exc = cls(e.what());
+      exc.attr("vertices") = py::cast(e.vertices);
+      PyErr_SetObject(cls.ptr(), exc.ptr());
+    } catch (const apsp::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const apsp::OverflowError& e) {
+      PyErr_SetString(PyExc_OverflowError, e.what());
+    } catch (const apsp::MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const apsp::Error& e) {  // CudaError and anything else from the core
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  m.def("solve_host", &solve_host, py::arg("graph"), py::arg("pred"), py::arg("engine"),
+        py::arg("device"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
+        py::arg("check_negative_cycles"), py::arg("progress"),
+        "Solve in place on a writable host array (rows contiguous) with the CPU or CUDA engine.");
+  m.def("solve_device", &solve_device, py::arg("data"), py::arg("n"), py::arg("ld"),
+        py::arg("dtype"), py::arg("pred"), py::arg("pred_ld"), py::arg("device"),
+        py::arg("stream"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
+        py::arg("check_negative_cycles"), py::arg("progress"),
+        "Solve in place on device memory (pointers as integers), enqueued on `stream`.");
+  m.def("info", &info, "Build and device facts.");
+}

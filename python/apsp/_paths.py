@@ -1,0 +1,50 @@
+"""Path reconstruction from a predecessor matrix (SciPy's convention: -9999 = none)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._core import NO_PREDECESSOR
+
+
+def path(pred: Any, i: int, j: int) -> list[int]:
+    """Vertices of a shortest path i -> j, from ``pred`` of ``solve(..., return_predecessors=True)``.
+
+    Returns ``[i]`` when ``i == j`` and ``[]`` when j is unreachable from i. ``pred`` may be a
+    NumPy array or any array with ``__array__`` / ``.cpu()`` (a device tensor is copied one row).
+    """
+    n = _shape(pred)
+    for name, v in (("i", i), ("j", j)):
+        if not (isinstance(v, (int, np.integer)) and 0 <= int(v) < n):
+            raise IndexError(f"{name}={v!r} is not a vertex of this {n}-vertex graph")
+    i, j = int(i), int(j)
+    if i == j:
+        return [i]
+    row = _row(pred, i)
+    if row[j] == NO_PREDECESSOR:
+        return []
+    out = [j]
+    while j != i:
+        j = int(row[j])
+        if j == NO_PREDECESSOR or len(out) > n:
+            raise ValueError(f"predecessor matrix is inconsistent at row {i}: no path back to {i}")
+        out.append(j)
+    out.reverse()
+    return out
+
+
+def _shape(pred: Any) -> int:
+    shape = tuple(pred.shape)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"pred must be a square 2-D array, got shape {shape}")
+    return int(shape[0])
+
+
+def _row(pred: Any, i: int) -> np.ndarray:
+    row = pred[i]
+    if hasattr(row, "get") and not isinstance(row, np.ndarray):  # CuPy
+        row = row.get()
+    elif hasattr(row, "cpu"):  # torch
+        row = row.cpu().numpy()
+    return np.asarray(row)

@@ -1,0 +1,161 @@
+"""apsp.solve: intake of every supported input kind, dispatch to an engine, output of the same kind.
+
+Host arrays are handled here; device arrays (torch, CuPy, DLPack, CUDA array interface) and
+scipy.sparse matrices go through their own intake modules. The engines enforce the numeric
+contract (edge rules, NaN, overflow, negative cycles) in C++.
+"""
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from ._devices import Target, default_host_target, parse_device
+from ._progress import make_progress
+
+NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
+# Host dtypes converted without loss before solving, as NumPy would promote them.
+WIDENED_DTYPES = {
+    np.dtype(np.bool_): np.dtype(np.int32),
+    np.dtype(np.int8): np.dtype(np.int32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint8): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.uint32): np.dtype(np.int64),
+    np.dtype(np.float16): np.dtype(np.float32),
+}
+ACCEPTED = "float32, float64, int32 and int64 (bool, int8/16, uint8/16/32 and float16 are widened on the host)"
+
+Result = Union[Any, "tuple[Any, Any]"]
+
+
+def solve(
+    graph: Any,
+    *,
+    directed: bool = True,
+    unweighted: bool = False,
+    return_predecessors: bool = False,
+    overwrite: bool = False,
+    device: Any = None,
+    progress: bool = False,
+) -> Result:
+    """All-pairs shortest paths of a dense n x n weight matrix (blocked Floyd-Warshall).
+
+    Parameters
+    ----------
+    graph : array-like (n, n) or scipy.sparse matrix
+        ``graph[i, j]`` is the weight of edge i -> j. No edge: ``+inf`` for floats, any value
+        ``>= apsp.INT32_INF`` / ``apsp.INT64_INF`` for integers. Zero is a real zero-weight edge;
+        negative weights are allowed. NumPy arrays, scipy.sparse matrices, and device arrays
+        (PyTorch, CuPy, DLPack / ``__cuda_array_interface__`` producers) are accepted.
+    directed : bool
+        False symmetrises the graph: weight(i, j) = min(G[i, j], G[j, i]).
+    unweighted : bool
+        True gives every edge weight 1 (hop counts).
+    return_predecessors : bool
+        Also return ``pred`` (int32): ``pred[i, j]`` is the vertex before j on a shortest i -> j
+        path, -9999 where there is none and on the diagonal. See :func:`apsp.path`.
+    overwrite : bool
+        Write the distances into ``graph`` itself (no extra n^2 memory). Needs a writable array of
+        a computed dtype with contiguous rows; otherwise ``ValueError`` (never a silent copy).
+    device : None, "cpu", "cuda", "cuda:N"
+        None: device arrays stay on their device; host arrays use the first usable GPU, else the
+        CPU engine.
+    progress : bool
+        Show a progress bar (tqdm when installed, a stderr line otherwise).
+
+    Returns
+    -------
+    dist, or (dist, pred) when ``return_predecessors``; the same kind of array as ``graph``.
+    Unreachable pairs are ``+inf`` (floats) or exactly the dtype's INF constant (integers).
+
+    Raises
+    ------
+    NegativeCycleError
+        The graph has a negative cycle (``.vertices`` names some vertices on one).
+    ValueError, TypeError, OverflowError, MemoryError, RuntimeError
+        As described in the README's error contract; the input is untouched unless ``overwrite``.
+    """
+    from . import _intake
+
+    kind = _intake.classify(graph)
+    if kind == "sparse":
+        from ._sparse import solve_sparse
+
+        return solve_sparse(graph, directed=directed, unweighted=unweighted,
+                            return_predecessors=return_predecessors, overwrite=overwrite,
+                            device=device, progress=progress)
+    if kind == "device":
+        from ._device_arrays import solve_device_array
+
+        return solve_device_array(graph, directed=directed, unweighted=unweighted,
+                                  return_predecessors=return_predecessors, overwrite=overwrite,
+                                  device=device, progress=progress)
+    return _intake.wrap_host_result(
+        graph,
+        solve_host(_intake.as_host_array(graph), directed=directed, unweighted=unweighted,
+                   return_predecessors=return_predecessors, overwrite=overwrite, device=device,
+                   progress=progress),
+    )
+
+
+def check_square(shape: tuple, what: str = "graph") -> int:
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{what} must be a square 2-D (n, n) array, got shape {tuple(shape)}")
+    return int(shape[0])
+
+
+def host_work_array(arr: np.ndarray, overwrite: bool) -> np.ndarray:
+    """The array the engine writes: `arr` itself (overwrite=True) or a fresh C-ordered copy."""
+    dtype = arr.dtype
+    if dtype not in NATIVE_DTYPES and dtype not in WIDENED_DTYPES:
+        raise TypeError(f"graph has dtype {dtype}, which apsp does not compute in; accepted: {ACCEPTED}")
+    if not overwrite:
+        target = dtype if dtype in NATIVE_DTYPES else WIDENED_DTYPES[dtype]
+        return np.array(arr, dtype=target, order="C", copy=True)
+    reasons = []
+    if dtype not in NATIVE_DTYPES:
+        reasons.append(f"its dtype {dtype} is not computed natively (float32, float64, int32, int64)")
+    if not arr.flags.writeable:
+        reasons.append("it is read-only")
+    if arr.shape[0] > 1 and arr.strides[1] != arr.itemsize:
+        reasons.append(f"its rows are not contiguous (strides {arr.strides})")
+    if arr.strides[0] < 0 or arr.strides[0] % arr.itemsize:
+        reasons.append(f"its row stride {arr.strides[0]} is not a positive multiple of the itemsize")
+    if reasons:
+        raise ValueError("overwrite=True cannot write into this graph: " + "; ".join(reasons) +
+                         ". Pass overwrite=False to get a new array.")
+    return arr
+
+
+def host_target(device: Any) -> Target:
+    target = parse_device(device)
+    return default_host_target() if target is None else target
+
+
+def solve_host(
+    arr: np.ndarray,
+    *,
+    directed: bool,
+    unweighted: bool,
+    return_predecessors: bool,
+    overwrite: bool,
+    device: Any,
+    progress: bool,
+    _check_input: bool = True,
+) -> Result:
+    """Solve a host NumPy array on the chosen engine; NumPy results."""
+    n = check_square(arr.shape)
+    work = host_work_array(arr, overwrite)
+    pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
+    if n > 0:
+        target = host_target(device)
+        bar = make_progress(progress, f"apsp n={n} {target.engine}")
+        try:
+            _core.solve_host(work, pred, target.engine, max(target.index, 0), bool(directed),
+                             bool(unweighted), _check_input, True, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+    return (work, pred) if return_predecessors else work

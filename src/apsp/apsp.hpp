@@ -1,0 +1,107 @@
+// apsp public C++ API: the only header the binding layer (cpp/) includes.
+// Plain pointers, n, leading dimension, dtype and a stream; no kernel templates, no CUDA headers.
+// Every entry point enforces the whole contract (edge rules, checks, negative cycles) and reports
+// violations with the typed exceptions below, so both engines behave identically.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace apsp {
+
+enum class DType : int { float32 = 0, float64 = 1, int32 = 2, int64 = 3 };
+const char* dtype_name(DType dtype);
+int dtype_size(DType dtype);
+
+// "No edge" for integer dtypes. Chosen so that INF + INF does not overflow; results that are
+// unreachable are exactly this value. Floats use +infinity.
+constexpr int32_t kInt32Inf = (int32_t{1} << 30) - 1;  // 1073741823, the course file format's INF
+constexpr int64_t kInt64Inf = (int64_t{1} << 62) - 1;
+
+// Row-major n x n matrix: element (i, j) lives at data[i * ld + j] (ld >= n, counted in elements).
+struct Matrix {
+  void* data = nullptr;
+  int64_t n = 0;
+  int64_t ld = 0;
+  DType dtype = DType::float32;
+};
+
+// Optional predecessor matrix (int32, same n). data == nullptr means "not wanted".
+struct PredMatrix {
+  int32_t* data = nullptr;
+  int64_t ld = 0;
+};
+constexpr int32_t kNoPredecessor = -9999;  // SciPy's convention
+
+// Called between rounds with (rounds done, rounds in all). May throw to abort the solve (for
+// example on KeyboardInterrupt); the engine leaves no work in flight when it does.
+using ProgressFn = void (*)(void* ctx, int64_t done, int64_t total);
+
+struct Options {
+  bool directed = true;     // false: weight(i,j) = min(G[i,j], G[j,i])
+  bool unweighted = false;  // true: every edge weighs 1
+  // Validation needs a look at the data before solving (NaN, -inf, integer overflow bound) and
+  // after it (negative diagonal). On the CUDA engine each costs one stream synchronisation;
+  // switching them off makes a device solve fully asynchronous.
+  bool check_input = true;
+  bool check_negative_cycles = true;
+  ProgressFn progress = nullptr;
+  void* progress_ctx = nullptr;
+};
+
+// ---- errors (the binding maps each to one Python exception type) ----------------------------
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct ValueError : Error {  // NaN or -inf weight, bad shape/ld
+  using Error::Error;
+};
+struct OverflowError : Error {  // an integer path length could overflow the dtype
+  using Error::Error;
+};
+struct MemoryError : Error {  // not enough device (or host) memory
+  using Error::Error;
+};
+struct CudaError : Error {  // any CUDA failure, with the CUDA error text
+  using Error::Error;
+};
+struct NegativeCycleError : Error {
+  NegativeCycleError(const std::string& msg, std::vector<int64_t> v)
+      : Error(msg), vertices(std::move(v)) {}
+  std::vector<int64_t> vertices;  // vertices whose shortest closed walk is negative
+};
+
+// ---- CPU engine ----------------------------------------------------------------------------
+// Solves in place: `dist` holds edge weights on entry and distances on return.
+void solve_cpu(Matrix dist, PredMatrix pred, const Options& options);
+int cpu_threads();  // OpenMP threads the CPU engine uses
+
+// ---- CUDA engine ---------------------------------------------------------------------------
+struct CudaBuildInfo {
+  bool compiled = false;
+  std::string detail;  // compiler and architectures, or why the engine is absent
+};
+CudaBuildInfo cuda_build_info();
+
+struct CudaDevice {
+  int index = 0;
+  std::string name;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+  uint64_t total_memory = 0;
+  uint64_t free_memory = 0;
+};
+// Usable devices; when there are none, *why_none says why (no driver, no device, not compiled).
+std::vector<CudaDevice> cuda_devices(std::string* why_none);
+
+// `dist` (and `pred`) are device pointers on `device`; work is enqueued on `stream`
+// (a cudaStream_t passed as void*; nullptr = the legacy default stream). Host waits happen only
+// for the checks that Options enables.
+void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream);
+
+// `dist` (and `pred`) are host pointers; staged through pinned memory to one device buffer.
+void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device);
+
+}  // namespace apsp

@@ -1,0 +1,88 @@
+// Shared contract checks and error messages for both engines (see contract.hpp).
+#include "core/contract.hpp"
+
+#include <sstream>
+#include <string>
+
+namespace apsp {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+  }
+  return "unknown";
+}
+
+int dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::float32: case DType::int32: return 4;
+    case DType::float64: case DType::int64: return 8;
+  }
+  return 0;
+}
+
+void check_views(const Matrix& dist, const PredMatrix& pred) {
+  std::ostringstream msg;
+  if (dist.n < 0) {
+    msg << "n must be >= 0, got " << dist.n;
+  } else if (dist.ld < dist.n) {
+    msg << "leading dimension must be >= n, got ld=" << dist.ld << " for n=" << dist.n;
+  } else if (dist.n > 0 && dist.data == nullptr) {
+    msg << "null data pointer for an n=" << dist.n << " matrix";
+  } else if (pred.data != nullptr && pred.ld < dist.n) {
+    msg << "predecessor leading dimension must be >= n, got ld=" << pred.ld << " for n=" << dist.n;
+  } else if (dist.n > INT32_MAX - 1 && pred.data != nullptr) {
+    msg << "n=" << dist.n << " is too large for int32 predecessors";
+  } else {
+    return;
+  }
+  throw ValueError(msg.str());
+}
+
+static std::string index_text(int64_t flat, int64_t n) {
+  std::ostringstream s;
+  s << "graph[" << flat / n << ", " << flat % n << "]";
+  return s.str();
+}
+
+void check_input_stats(const Matrix& dist, const InputStats& stats) {
+  const int64_t n = dist.n;
+  if (stats.first_nan >= 0) {
+    throw ValueError(index_text(stats.first_nan, n) +
+                     " is NaN; use +inf (or no entry) for a missing edge");
+  }
+  if (stats.first_neg_inf >= 0) {
+    throw ValueError(index_text(stats.first_neg_inf, n) +
+                     " is -inf; weights must be finite, or +inf for a missing edge");
+  }
+  if (dist.dtype == DType::int32 || dist.dtype == DType::int64) {
+    const bool is32 = dist.dtype == DType::int32;
+    const uint64_t limit = is32 ? uint64_t(kInt32Inf / 2) : uint64_t(kInt64Inf / 2);
+    const uint64_t hops = n > 1 ? uint64_t(n - 1) : 0;
+    // (n-1) * max|w| < limit, written without overflowing uint64.
+    if (hops != 0 && stats.max_abs_int != 0 && stats.max_abs_int >= (limit + hops - 1) / hops) {
+      std::ostringstream msg;
+      msg << dtype_name(dist.dtype) << " path lengths could reach (n-1) * max|w| = " << hops
+          << " * " << stats.max_abs_int << ", beyond the safe bound " << limit << " ("
+          << (is32 ? "apsp.INT32_INF" : "apsp.INT64_INF") << " // 2); "
+          << (is32 ? "pass an int64 (or float64) array instead" : "pass a float64 array instead");
+      throw OverflowError(msg.str());
+    }
+  }
+}
+
+void check_negative_cycles(const std::vector<int64_t>& vertices, int64_t /*n*/) {
+  if (vertices.empty()) return;
+  std::ostringstream msg;
+  msg << "the graph has a negative cycle: " << vertices.size()
+      << " vertices lie on negative closed walks, e.g. ";
+  const size_t shown = vertices.size() < 10 ? vertices.size() : 10;
+  for (size_t i = 0; i < shown; ++i) msg << (i ? ", " : "") << vertices[i];
+  if (shown < vertices.size()) msg << ", ...";
+  throw NegativeCycleError(msg.str(), vertices);
+}
+
+}  // namespace apsp

@@ -1,0 +1,39 @@
+// The parts of the solve contract that both engines share: argument checks, the statistics a
+// "prepare" pass gathers, and the errors raised from them (messages carry the offending values).
+// Engines gather the statistics their own way (CPU loops, CUDA reductions) and call these.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "apsp/apsp.hpp"
+
+namespace apsp {
+
+// What the prepare pass (edge rules applied in place) learnt about the weights.
+struct InputStats {
+  int64_t first_nan = -1;      // flat index i*n+j of the first NaN (or -1)
+  int64_t first_neg_inf = -1;  // flat index of the first -inf (or -1)
+  double max_abs_float = 0;    // max |w| over finite off-diagonal edges (floats)
+  uint64_t max_abs_int = 0;    // max |w| over off-diagonal edges below INF (integers)
+};
+
+// n >= 0, ld >= n, non-null data when n > 0; throws ValueError naming the values.
+void check_views(const Matrix& dist, const PredMatrix& pred);
+
+// Throws ValueError for NaN / -inf and OverflowError when an integer path length
+// ((n-1) * max|w|) could reach INF/2, naming the dtype to use instead.
+void check_input_stats(const Matrix& dist, const InputStats& stats);
+
+// Throws NegativeCycleError when `vertices` (those with a negative diagonal) is non-empty.
+void check_negative_cycles(const std::vector<int64_t>& vertices, int64_t n);
+
+// Integer results above this are unreachable and become INF (see semiring.hpp).
+template <class T>
+constexpr T unreachable_threshold();
+template <>
+constexpr int32_t unreachable_threshold<int32_t>() { return kInt32Inf / 2; }
+template <>
+constexpr int64_t unreachable_threshold<int64_t>() { return kInt64Inf / 2; }
+
+}  // namespace apsp

@@ -1,0 +1,22 @@
+// The CUDA entry points of a build without the CUDA engine: they report why it is absent.
+// Compiled into every build; empty when the CUDA engine (src/cuda) is compiled in.
+#include "apsp/apsp.hpp"
+
+#if !APSP_WITH_CUDA
+namespace apsp {
+
+CudaBuildInfo cuda_build_info() { return {false, APSP_CUDA_WHY}; }
+
+std::vector<CudaDevice> cuda_devices(std::string* why_none) {
+  if (why_none) *why_none = std::string("this build has no CUDA engine: ") + APSP_CUDA_WHY;
+  return {};
+}
+
+static void absent() {
+  throw CudaError(std::string("this build of apsp has no CUDA engine: ") + APSP_CUDA_WHY);
+}
+void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
+void solve_cuda_host(Matrix, PredMatrix, const Options&, int) { absent(); }
+
+}  // namespace apsp
+#endif

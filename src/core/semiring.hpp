@@ -1,0 +1,87 @@
+// The min-plus step with each dtype's "no edge" rule: the one piece of arithmetic every kernel
+// (CPU and CUDA) uses. Tile loops call relax(); they never re-implement it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "apsp/apsp.hpp"
+
+#if defined(__CUDACC__)
+#define APSP_HD __host__ __device__ __forceinline__
+#else
+#define APSP_HD inline
+#endif
+
+namespace apsp {
+
+template <class T>
+struct Semiring;
+
+// Floats: +inf is "no edge"; inf + x stays inf, so no saturation is needed.
+template <>
+struct Semiring<float> {
+  static constexpr DType dtype = DType::float32;
+  static APSP_HD float inf() { return std::numeric_limits<float>::infinity(); }
+  static APSP_HD float relax(float c, float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return fminf(c, a + b);  // FADD + FMNMX; a ternary compiles to FSETP + FSEL (slower)
+#else
+    const float s = a + b;
+    return s < c ? s : c;  // vminps
+#endif
+  }
+};
+
+template <>
+struct Semiring<double> {
+  static constexpr DType dtype = DType::float64;
+  static APSP_HD double inf() { return std::numeric_limits<double>::infinity(); }
+  static APSP_HD double relax(double c, double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return fmin(c, a + b);
+#else
+    const double s = a + b;
+    return s < c ? s : c;
+#endif
+  }
+};
+
+// Integers: INF = 2^30-1 (2^62-1) and every stored value stays <= INF, so a + b <= 2 INF never
+// overflows; values above INF/2 after the solve are unreachable and snap back to INF (the
+// overflow guard keeps every real path length below INF/2).
+template <>
+struct Semiring<int32_t> {
+  static constexpr DType dtype = DType::int32;
+  static APSP_HD int32_t inf() { return kInt32Inf; }
+  static APSP_HD int32_t relax(int32_t c, int32_t a, int32_t b) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+    return __viaddmin_s32(a, b, c);  // one VIADDMNMX on sm_90
+#else
+    const int32_t s = a + b;
+    return s < c ? s : c;
+#endif
+  }
+};
+
+template <>
+struct Semiring<int64_t> {
+  static constexpr DType dtype = DType::int64;
+  static APSP_HD int64_t inf() { return kInt64Inf; }
+  static APSP_HD int64_t relax(int64_t c, int64_t a, int64_t b) {
+    const int64_t s = a + b;
+    return s < c ? s : c;
+  }
+};
+
+// With predecessors: strict improvement only, so ties keep the first path found.
+template <class T>
+APSP_HD void relax_pred(T& c, int32_t& pc, T a, T b, int32_t pb) {
+  const T s = a + b;
+  if (s < c) {
+    c = s;
+    pc = pb;
+  }
+}
+
+}  // namespace apsp
