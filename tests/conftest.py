@@ -6,8 +6,15 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 import apsp
+
+# Property tests: a fixed, bounded example set in CI (CI=true), a wider random search elsewhere.
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 def gpu_status() -> tuple[bool, str]:
@@ -32,3 +39,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request: pytest.FixtureRequest) -> str:
+    """The engine a test runs on: every engine-level test runs once per engine, and the "cuda"
+    case carries the gpu marker, so it skips (with the reason) where no GPU is usable."""
+    return request.param

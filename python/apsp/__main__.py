@@ -60,12 +60,26 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m apsp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="solve a random graph, check it against SciPy, print timings")
-    demo.add_argument("--n", type=int, default=1000, help="vertices (default 1000)")
-    demo.add_argument("--density", type=float, default=0.1, help="edge probability (default 0.1)")
+    demo.add_argument("--n", type=_positive_int, default=1000, help="vertices (default 1000)")
+    demo.add_argument("--density", type=_probability, default=0.1, help="edge probability (default 0.1)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: a GPU if usable)")
     demo.add_argument("--progress", action="store_true", help="show a progress bar")

@@ -19,3 +19,6 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     def __init__(self, message: str = "", vertices: list[int] | None = None) -> None:
         super().__init__(message)
         self.vertices = list(vertices) if vertices is not None else []
+
+    def __reduce__(self) -> tuple:  # keep `vertices` across pickling (multiprocessing)
+        return (type(self), (str(self), self.vertices))

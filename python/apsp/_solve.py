@@ -6,7 +6,7 @@ contract (edge rules, NaN, overflow, negative cycles) in C++.
 """
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Literal, Tuple, Union, overload
 
 import numpy as np
 
@@ -27,7 +27,31 @@ WIDENED_DTYPES = {
 }
 ACCEPTED = "float32, float64, int32 and int64 (bool, int8/16, uint8/16/32 and float16 are widened on the host)"
 
-Result = Union[Any, "tuple[Any, Any]"]
+Result = Union[Any, Tuple[Any, Any]]
+
+
+def computed_dtype(dtype: Any) -> np.dtype:
+    """The dtype apsp computes `dtype` in (itself, or its lossless widening); TypeError otherwise."""
+    dtype = np.dtype(dtype)
+    if dtype in NATIVE_DTYPES:
+        return dtype
+    if dtype in WIDENED_DTYPES:
+        return WIDENED_DTYPES[dtype]
+    raise TypeError(f"graph has dtype {dtype}, which apsp does not compute in; accepted: {ACCEPTED}")
+
+
+@overload
+def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
+          return_predecessors: Literal[False] = ..., overwrite: bool = ..., device: Any = ...,
+          progress: bool = ...) -> Any: ...
+@overload
+def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
+          return_predecessors: Literal[True], overwrite: bool = ..., device: Any = ...,
+          progress: bool = ...) -> Tuple[Any, Any]: ...
+@overload
+def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
+          return_predecessors: bool = ..., overwrite: bool = ..., device: Any = ...,
+          progress: bool = ...) -> Result: ...
 
 
 def solve(
@@ -47,8 +71,12 @@ def solve(
     graph : array-like (n, n) or scipy.sparse matrix
         ``graph[i, j]`` is the weight of edge i -> j. No edge: ``+inf`` for floats, any value
         ``>= apsp.INT32_INF`` / ``apsp.INT64_INF`` for integers. Zero is a real zero-weight edge;
-        negative weights are allowed. NumPy arrays, scipy.sparse matrices, and device arrays
-        (PyTorch, CuPy, DLPack / ``__cuda_array_interface__`` producers) are accepted.
+        negative weights are allowed. NumPy arrays, scipy.sparse matrices (stored entries are
+        edges, explicit zeros too, duplicates take the minimum) and device arrays (PyTorch, CuPy,
+        DLPack / ``__cuda_array_interface__`` producers) are accepted. Computed natively: float32,
+        float64, int32, int64. On the host, bool, int8, int16, uint8 and uint16 are widened to
+        int32, uint32 to int64 and float16 to float32 (so a bool matrix has 0/1 *weights*: False
+        is a zero-weight edge, not a missing one). Other dtypes raise ``TypeError``.
     directed : bool
         False symmetrises the graph: weight(i, j) = min(G[i, j], G[j, i]).
     unweighted : bool
@@ -57,8 +85,9 @@ def solve(
         Also return ``pred`` (int32): ``pred[i, j]`` is the vertex before j on a shortest i -> j
         path, -9999 where there is none and on the diagonal. See :func:`apsp.path`.
     overwrite : bool
-        Write the distances into ``graph`` itself (no extra n^2 memory). Needs a writable array of
-        a computed dtype with contiguous rows; otherwise ``ValueError`` (never a silent copy).
+        Write the distances into ``graph`` itself (no extra n^2 memory) and return it. Needs a
+        writable array of a natively computed dtype whose rows are contiguous; otherwise
+        ``ValueError`` saying why (never a silent copy).
     device : None, "cpu", "cuda", "cuda:N"
         None: device arrays stay on their device; host arrays use the first usable GPU, else the
         CPU engine.
@@ -67,18 +96,36 @@ def solve(
 
     Returns
     -------
-    dist, or (dist, pred) when ``return_predecessors``; the same kind of array as ``graph``.
-    Unreachable pairs are ``+inf`` (floats) or exactly the dtype's INF constant (integers).
+    dist, or (dist, pred) when ``return_predecessors``; the same kind of array as ``graph``
+    (NumPy for NumPy and scipy.sparse input), in the computed dtype. Unreachable pairs are
+    ``+inf`` (floats) or exactly the dtype's INF constant (integers); ``dist[i, i]`` is 0.
 
     Raises
     ------
     NegativeCycleError
-        The graph has a negative cycle (``.vertices`` names some vertices on one).
-    ValueError, TypeError, OverflowError, MemoryError, RuntimeError
-        As described in the README's error contract; the input is untouched unless ``overwrite``.
+        The graph has a negative cycle (a negative self-loop is one); ``.vertices`` names
+        vertices on negative closed walks. It is a ``ValueError``.
+    ValueError
+        ``graph`` is not square 2-D (the message has the shape), holds NaN or -inf (the message
+        has the index), ``overwrite=True`` is impossible (the message says why), or ``device``
+        is not a device.
+    TypeError
+        The dtype is not accepted (the message lists what is).
+    OverflowError
+        An integer path length could overflow: (n - 1) * max|w| >= INF // 2. The message names
+        the dtype to use instead; nothing is computed and nothing wraps.
+    MemoryError, RuntimeError
+        Not enough device memory (bytes needed and free), a CUDA failure, or a GPU was asked
+        for and none is usable.
+
+    The input is never modified unless ``overwrite=True``; the GIL is released while computing.
     """
     from . import _intake
 
+    if isinstance(graph, np.ma.MaskedArray):  # an ndarray subclass: np.array() would drop the mask
+        raise TypeError("masked arrays are not accepted by apsp.solve (its mask would be ignored); "
+                        "use apsp.floyd_warshall, which treats masked entries as non-edges as SciPy "
+                        "does, or graph.filled(np.inf)")
     kind = _intake.classify(graph)
     if kind == "sparse":
         from ._sparse import solve_sparse
@@ -109,10 +156,8 @@ def check_square(shape: tuple, what: str = "graph") -> int:
 def host_work_array(arr: np.ndarray, overwrite: bool) -> np.ndarray:
     """The array the engine writes: `arr` itself (overwrite=True) or a fresh C-ordered copy."""
     dtype = arr.dtype
-    if dtype not in NATIVE_DTYPES and dtype not in WIDENED_DTYPES:
-        raise TypeError(f"graph has dtype {dtype}, which apsp does not compute in; accepted: {ACCEPTED}")
+    target = computed_dtype(dtype)
     if not overwrite:
-        target = dtype if dtype in NATIVE_DTYPES else WIDENED_DTYPES[dtype]
         return np.array(arr, dtype=target, order="C", copy=True)
     reasons = []
     if dtype not in NATIVE_DTYPES:

@@ -10,6 +10,7 @@ from . import _core
 
 
 def no_edge_value(dtype: np.dtype) -> Any:
+    """+inf for floats, INT32_INF / INT64_INF for the integer dtypes apsp computes in."""
     if dtype.kind == "f":
         return np.inf
     return _core.INT32_INF if dtype == np.int32 else _core.INT64_INF
@@ -28,14 +29,9 @@ def densify(sp: Any, dtype: np.dtype) -> np.ndarray:
 
 
 def solve_sparse(graph: Any, *, overwrite: bool, **kwargs: Any) -> Any:
-    from ._solve import ACCEPTED, NATIVE_DTYPES, WIDENED_DTYPES, solve_host
+    from ._solve import computed_dtype, solve_host
 
     if overwrite:
         raise ValueError("overwrite=True cannot write distances into a sparse matrix (they are "
                          "dense); pass overwrite=False")
-    dtype = np.dtype(graph.dtype)
-    if dtype in WIDENED_DTYPES:
-        dtype = WIDENED_DTYPES[dtype]
-    if dtype not in NATIVE_DTYPES:
-        raise TypeError(f"graph has dtype {graph.dtype}, which apsp does not compute in; accepted: {ACCEPTED}")
-    return solve_host(densify(graph, dtype), overwrite=True, **kwargs)
+    return solve_host(densify(graph, computed_dtype(graph.dtype)), overwrite=True, **kwargs)

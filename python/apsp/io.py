@@ -1,75 +1,155 @@
-"""The course binary format.
+"""The course binary format (the seeds' input and output files).
 
 Input: int32 n, int32 m, then m int32 triples (src, dst, w), little-endian.
-Output: n x n int32 row-major distances, unreachable = 1073741823 (2^30 - 1 == apsp.INT32_INF).
+Output: n x n int32 row-major distances, little-endian, unreachable = 1073741823
+(2^30 - 1 == apsp.INT32_INF).
 """
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
-from ._core import INT32_INF
+from ._core import INT32_INF, INT64_INF
 
 PathLike = Union[str, "os.PathLike[str]"]
-_HEADER = np.dtype("<i4")
+_INT32_LE = np.dtype("<i4")
+
+
+def _available_memory() -> Optional[int]:
+    """Bytes of memory this process could still get (MemAvailable on Linux), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def read_graph(path: PathLike) -> np.ndarray:
-    """Read a course-format graph into a dense int32 (n, n) matrix (INT32_INF = no edge,
-    diagonal 0, repeated edges keep the smallest weight)."""
+    """Read a course-format graph file into a dense int32 (n, n) weight matrix.
+
+    Missing edges are ``apsp.INT32_INF``, the diagonal is 0 (a negative self-loop stays, and is a
+    negative cycle for :func:`apsp.solve`), and repeated edges keep the smallest weight.
+    Raises ``ValueError`` for a malformed file (too short, truncated or with trailing bytes,
+    negative n or m, a vertex out of range), ``MemoryError`` when the n x n matrix would not fit
+    in this machine's available memory, and ``OSError`` when the file cannot be read.
+    """
     path = Path(path)
     size = path.stat().st_size
     if size < 8:
         raise ValueError(f"{path}: {size} bytes is too short for the 8-byte header (int32 n, int32 m)")
     with open(path, "rb") as f:
-        n, m = (int(v) for v in np.fromfile(f, dtype=_HEADER, count=2))
+        n, m = (int(v) for v in np.fromfile(f, dtype=_INT32_LE, count=2))
         if n < 0 or m < 0:
             raise ValueError(f"{path}: header says n={n}, m={m}; both must be >= 0")
         expected = 8 + 12 * m
         if size != expected:
-            raise ValueError(f"{path}: header says m={m} edges ({expected} bytes) but the file has {size} bytes"
-                             + (" (truncated)" if size < expected else ""))
+            what = "truncated" if size < expected else "trailing bytes after the last edge"
+            raise ValueError(f"{path}: header says m={m} edges ({expected} bytes) but the file has "
+                             f"{size} bytes ({what})")
         need = n * n * 4
+        available = _available_memory()
+        if available is not None and need > available:
+            raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix "
+                              f"({need} bytes) but this machine has {available / 2**30:.1f} GiB "
+                              "available; solve it on a machine with more memory")
         try:
             dist = np.full((n, n), INT32_INF, dtype=np.int32)
         except (MemoryError, ValueError) as exc:
-            raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix, more than this "
-                              "machine can allocate") from exc
-        edges = np.fromfile(f, dtype=_HEADER, count=3 * m).reshape(m, 3)
+            raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix, more "
+                              "than this machine can allocate") from exc
+        edges = np.fromfile(f, dtype=_INT32_LE, count=3 * m).reshape(m, 3)
     src, dst, w = edges[:, 0], edges[:, 1], edges[:, 2]
     bad = np.flatnonzero((src < 0) | (src >= n) | (dst < 0) | (dst >= n))
     if bad.size:
         e = int(bad[0])
-        raise ValueError(f"{path}: edge {e} ({int(src[e])} -> {int(dst[e])}) names a vertex outside 0..{n - 1}")
+        raise ValueError(f"{path}: edge {e} ({int(src[e])} -> {int(dst[e])}) names a vertex outside "
+                         f"0..{n - 1} (n={n})")
     np.fill_diagonal(dist, 0)
-    np.minimum.at(dist, (src, dst), w)
+    np.minimum.at(dist, (src, dst), w.astype(np.int32))
     return dist
 
 
+def write_graph(path: PathLike, n: int, edges: np.ndarray) -> None:
+    """Write a course-format graph file: `edges` is an (m, 3) integer array of (src, dst, w).
+    Written to a temporary file and renamed, like :func:`write_distances`."""
+    edges = np.asarray(edges)
+    if edges.ndim != 2 or edges.shape[1] != 3:
+        raise ValueError(f"edges must have shape (m, 3), got {edges.shape}")
+    i32 = np.iinfo(np.int32)
+    if not 0 <= n <= i32.max:
+        raise ValueError(f"n={n} does not fit the format's int32 header")
+    if edges.size and (edges.min() < i32.min or edges.max() > i32.max):
+        raise ValueError("edges hold values outside int32")
+    if edges.size and (edges[:, :2].min() < 0 or edges[:, :2].max() >= n):
+        raise ValueError(f"edges name vertices outside 0..{n - 1}")
+    header = np.array([n, len(edges)], dtype=_INT32_LE)
+    _write_atomically(path, header.tobytes(), edges.astype(_INT32_LE))
+
+
 def write_distances(path: PathLike, dist: np.ndarray) -> None:
-    """Write an (n, n) distance matrix as int32 row-major; values >= INT32_INF (and +inf) become
-    INT32_INF. Written to a temporary file first and renamed, so no partial file is left."""
+    """Write an (n, n) distance matrix in the course output format (int32, row-major).
+
+    Unreachable entries (``+inf`` for floats, the dtype's INF constant for integers) become
+    ``apsp.INT32_INF``. Any other value must be an integer in int32's range below INT32_INF,
+    else ``ValueError`` names it (nothing is clamped or wrapped). The file is written to a
+    temporary file next to `path` and renamed, so no partial output is left on error.
+    """
     dist = np.asarray(dist)
     if dist.ndim != 2 or dist.shape[0] != dist.shape[1]:
         raise ValueError(f"dist must be a square 2-D array, got shape {dist.shape}")
     if dist.dtype.kind == "f":
-        if np.isnan(dist).any():
-            raise ValueError("dist contains NaN")
-        out = np.where(dist >= INT32_INF, INT32_INF, dist)
-        if out.size and (out.min() < np.iinfo(np.int32).min or (out != np.round(out)).any()):
-            raise ValueError("dist has values that are not int32 integers")
-        out = out.astype("<i4")
+        unreachable = dist == np.inf
+    elif dist.dtype.kind in "iu":
+        unreachable = dist >= (INT32_INF if dist.dtype.itemsize <= 4 else INT64_INF)
     else:
-        out = np.minimum(dist, INT32_INF).astype("<i4")
+        raise TypeError(f"dist has dtype {dist.dtype}; expected an integer or float array")
+    values = dist[~unreachable]
+    if values.size:
+        lo, hi = values.min(), values.max()
+        if np.isnan(lo) or np.isnan(hi) or lo < np.iinfo(np.int32).min or hi >= INT32_INF:
+            i, j = (int(v) for v in np.argwhere(~unreachable & ~((dist >= np.iinfo(np.int32).min)
+                                                                  & (dist < INT32_INF)))[0])
+            raise ValueError(f"dist[{i}, {j}] = {dist[i, j]!r} cannot be written: the format holds "
+                             f"int32 distances below {INT32_INF} (which means unreachable)")
+        if dist.dtype.kind == "f" and np.any(values != np.round(values)):
+            i, j = (int(v) for v in np.argwhere(~unreachable & (dist != np.round(dist)))[0])
+            raise ValueError(f"dist[{i}, {j}] = {dist[i, j]!r} is not an integer; the format holds "
+                             "int32 distances")
+    out = np.where(unreachable, INT32_INF, dist).astype(_INT32_LE)
+    _write_atomically(path, b"", out)
+
+
+def _umask() -> int:
+    try:  # Linux >= 4.7 reports it without changing it (os.umask would, for every thread)
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomically(path: PathLike, header: bytes, body: np.ndarray) -> None:
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(np.ascontiguousarray(out).tobytes())
+            f.write(header)
+            np.ascontiguousarray(body).tofile(f)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         try:

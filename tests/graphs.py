@@ -1,0 +1,197 @@
+"""Shared test helpers: graph builders (random graphs and the families that break tiled code),
+SciPy references in apsp's semantics, and result checks. Imported by the test modules; holds no
+tests itself. Everything is deterministic given the generator passed in."""
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph as csgraph
+
+import apsp
+
+DTYPES = (np.float32, np.float64, np.int32, np.int64)
+# n that are not multiples of the CPU tile (64) or of the usual GPU tiles, and their neighbours.
+TILE_SIZES = (1, 2, 3, 31, 63, 64, 65, 127, 129)
+
+
+def no_edge(dtype) -> float:
+    """The value that means "no edge" (and "unreachable") for `dtype`."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.inf
+    return apsp.INT32_INF if dtype == np.int32 else apsp.INT64_INF
+
+
+def random_graph(rng: np.random.Generator, n: int, dtype=np.float64, *, density: float = 0.3,
+                 low: int = 1, high: int = 100, zero_frac: float = 0.0) -> np.ndarray:
+    """Random directed graph: each off-diagonal edge present with probability `density`, integer
+    weights in [low, high) (exact in every dtype), a fraction `zero_frac` of edges of weight 0,
+    diagonal 0. Non-edges are the dtype's no-edge value."""
+    w = rng.integers(low, high, size=(n, n)).astype(np.float64)
+    if zero_frac:
+        w[rng.random((n, n)) < zero_frac] = 0.0
+    g = np.where(rng.random((n, n)) < density, w, np.inf)
+    np.fill_diagonal(g, 0.0)
+    return to_dtype(g, dtype)
+
+
+def to_dtype(g: np.ndarray, dtype) -> np.ndarray:
+    """A float64 graph with +inf non-edges in `dtype` (integers get the INF constant)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return g.astype(dtype)
+    out = np.where(np.isinf(g), 0, g).astype(dtype)
+    out[np.isinf(g)] = no_edge(dtype)
+    return out
+
+
+def potential_negative_graph(rng: np.random.Generator, n: int, dtype=np.float64, *,
+                             density: float = 0.3) -> np.ndarray:
+    """Negative edges but no negative cycle: w(i, j) = c(i, j) + p(i) - p(j) with c >= 0, so
+    every cycle has the non-negative weight of its c-cycle (Johnson's reweighting in reverse)."""
+    c = rng.integers(0, 20, size=(n, n)).astype(np.float64)
+    p = rng.integers(0, 30, size=n).astype(np.float64)
+    w = c + p[:, None] - p[None, :]
+    g = np.where(rng.random((n, n)) < density, w, np.inf)
+    np.fill_diagonal(g, 0.0)
+    return to_dtype(g, dtype)
+
+
+def negative_cycle_graph(rng: np.random.Generator, n: int, dtype=np.float64) -> np.ndarray:
+    """A random non-negative graph plus the cycle 0 -> 1 -> ... -> k -> 0 of total weight -1
+    (k = min(n, 5) - 1; for n = 1, a self-loop of weight -1)."""
+    g = random_graph(rng, n, np.float64, density=0.2).astype(np.float64)
+    k = min(n, 5)
+    if k == 1:
+        g[0, 0] = -1.0
+    else:
+        for v in range(k - 1):
+            g[v, v + 1] = 1.0
+        g[k - 1, 0] = -float(k)  # cycle weight (k - 1) - k = -1
+    return to_dtype(g, dtype)
+
+
+def family(name: str, rng: np.random.Generator, n: int, dtype) -> np.ndarray:
+    """One of FAMILIES, as a dense graph in `dtype`."""
+    return FAMILIES[name](rng, n, dtype)
+
+
+def _disconnected(rng, n, dtype):
+    g = random_graph(rng, n, np.float64, density=0.5)
+    half = n // 2  # two components with no edges between them
+    g[:half, half:] = np.inf
+    g[half:, :half] = np.inf
+    return to_dtype(g, dtype)
+
+
+def _all_inf_rows(rng, n, dtype):
+    g = random_graph(rng, n, np.float64, density=0.4)
+    rows = rng.choice(n, size=max(1, n // 5), replace=False)
+    g[rows, :] = np.inf  # sinks: no out-edges (and, for a third of them, no diagonal entry either)
+    g[:, rows[: max(1, len(rows) // 3)]] = np.inf
+    return to_dtype(g, dtype)
+
+
+def _empty(rng, n, dtype):
+    return to_dtype(np.full((n, n), np.inf), dtype)  # not even the diagonal: it is 0 anyway
+
+
+def _path(rng, n, dtype):
+    g = np.full((n, n), np.inf)
+    idx = np.arange(n - 1)
+    g[idx, idx + 1] = rng.integers(1, 10, size=n - 1)  # a chain: n - 1 hops end to end
+    return to_dtype(g, dtype)
+
+
+FAMILIES: Dict[str, Callable[[np.random.Generator, int, object], np.ndarray]] = {
+    "random": lambda rng, n, dtype: random_graph(rng, n, dtype),
+    "dense": lambda rng, n, dtype: random_graph(rng, n, dtype, density=1.0),
+    "sparse": lambda rng, n, dtype: random_graph(rng, n, dtype, density=2.0 / max(n, 1)),
+    "zero_edges": lambda rng, n, dtype: random_graph(rng, n, dtype, density=0.3, zero_frac=0.3),
+    "negative_edges": potential_negative_graph,
+    "disconnected": _disconnected,
+    "all_inf_rows": _all_inf_rows,
+    "empty": _empty,
+    "chain": _path,
+}
+
+
+def scipy_reference(g: np.ndarray, *, directed: bool = True, unweighted: bool = False,
+                    return_predecessors: bool = False):
+    """SciPy's answer for apsp's reading of `g` (no-edge values are non-edges, zeros are edges),
+    as float64 with +inf where unreachable. SciPy gets a CSR matrix of the edges because for dense
+    and masked input its floyd_warshall treats zeros as non-edges. Negative self-loops must be
+    handled by the caller (SciPy forces the diagonal to 0)."""
+    n = g.shape[0]
+    edge = g < no_edge(g.dtype)
+    np.fill_diagonal(edge, False)
+    rows, cols = np.nonzero(edge)
+    sp = scipy.sparse.csr_matrix((g[rows, cols].astype(np.float64), (rows, cols)), shape=(n, n))
+    return csgraph.floyd_warshall(sp, directed=directed, unweighted=unweighted,
+                                  return_predecessors=return_predecessors)
+
+
+def as_float(dist: np.ndarray) -> np.ndarray:
+    """apsp's result in SciPy's terms: float64, integer INF -> +inf."""
+    out = dist.astype(np.float64)
+    if dist.dtype.kind == "i":
+        out[dist == no_edge(dist.dtype)] = np.inf
+    return out
+
+
+def assert_matches_scipy(dist: np.ndarray, g: np.ndarray, *, directed: bool = True,
+                         unweighted: bool = False, ref: Optional[np.ndarray] = None) -> None:
+    """dist is exactly SciPy's answer (integer weights keep every sum exact in all four dtypes at
+    the sizes tested), unreachable entries are exactly the dtype's no-edge value, the dtype is
+    the computed one, and the diagonal is 0."""
+    if ref is None:
+        ref = scipy_reference(g, directed=directed, unweighted=unweighted)
+    np.testing.assert_array_equal(as_float(dist), ref)
+    unreachable = np.isinf(ref)
+    assert np.all(dist[unreachable] == no_edge(dist.dtype))
+    assert np.all(np.diagonal(dist) == 0)
+
+
+def path_length(g: np.ndarray, vertices: list, *, unweighted: bool = False,
+                directed: bool = True) -> float:
+    """Weight of the walk `vertices` in g (float64); every step must be an edge."""
+    total = 0.0
+    for a, b in zip(vertices, vertices[1:]):
+        w = g[a, b] if directed else min(g[a, b], g[b, a])
+        assert w < no_edge(g.dtype), f"step {a} -> {b} of path {vertices} is not an edge"
+        total += 1.0 if unweighted else float(w)
+    return total
+
+
+def assert_paths_consistent(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
+                            unweighted: bool = False, directed: bool = True,
+                            max_pairs: int = 20000) -> None:
+    """pred follows the contract (int32, -9999 on the diagonal and where unreachable) and every
+    path rebuilt from it with apsp.path has exactly the length dist reports (all pairs, or a
+    fixed random sample of `max_pairs` of them plus row 0 for large n). Ties may pick any
+    shortest path, so the paths themselves are not compared with SciPy's."""
+    n = g.shape[0]
+    assert pred.dtype == np.int32 and pred.shape == (n, n)
+    fdist = as_float(dist)
+    unreachable = np.isinf(fdist)
+    assert np.all(np.diagonal(pred) == -9999)
+    assert np.all(pred[unreachable] == -9999)
+    off = ~unreachable & ~np.eye(n, dtype=bool)
+    assert np.all((pred[off] >= 0) & (pred[off] < n))
+    if n * n <= max_pairs:
+        pairs = [(i, j) for i in range(n) for j in range(n)]
+    else:
+        rng = np.random.default_rng(0)
+        pairs = [(0, j) for j in range(n)] + list(zip(rng.integers(0, n, max_pairs).tolist(),
+                                                      rng.integers(0, n, max_pairs).tolist()))
+    for i, j in pairs:
+        p = apsp.path(pred, i, j)
+        if i == j:
+            assert p == [i]
+        elif unreachable[i, j]:
+            assert p == []
+        else:
+            assert p[0] == i and p[-1] == j and len(p) == len(set(p))
+            assert path_length(g, p, unweighted=unweighted, directed=directed) == fdist[i, j]
