@@ -139,9 +139,13 @@ def solve(
         return solve_device_array(graph, directed=directed, unweighted=unweighted,
                                   return_predecessors=return_predecessors, overwrite=overwrite,
                                   device=device, progress=progress)
+    arr = _intake.as_host_array(graph)
+    if overwrite and arr is not graph and arr.flags.owndata:  # a new array: writing it is no use
+        raise ValueError(f"overwrite=True cannot write into a {type(graph).__name__}: it had to be "
+                         "converted to a new array. Pass a NumPy array, or overwrite=False.")
     return _intake.wrap_host_result(
         graph,
-        solve_host(_intake.as_host_array(graph), directed=directed, unweighted=unweighted,
+        solve_host(arr, directed=directed, unweighted=unweighted,
                    return_predecessors=return_predecessors, overwrite=overwrite, device=device,
                    progress=progress),
     )

@@ -1,0 +1,171 @@
+"""The whole error contract of DESIGN.md, walked on each engine: every case raises the named
+exception with the offending value in its message, leaves the input untouched (values and
+flags), and the next call on the same engine works."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+import apsp
+from graphs import assert_matches_scipy, random_graph
+
+ACCEPTED = "float32, float64, int32 and int64"
+
+
+def _g(dtype=np.float64, n=70):
+    return random_graph(np.random.default_rng(0), n, dtype)
+
+
+def _with(value, at, dtype=np.float64, n=70):
+    g = _g(dtype, n)
+    g[at] = value
+    return g
+
+
+def _fortran():
+    return np.asfortranarray(_g())
+
+
+def _readonly():
+    g = _g()
+    g.flags.writeable = False
+    return g
+
+
+def _chain_int32(w):
+    g = np.full((100, 100), apsp.INT32_INF, dtype=np.int32)
+    g[np.arange(99), np.arange(1, 100)] = w
+    return g
+
+
+def _negative_cycle():
+    g = _g()
+    g[10, 40], g[40, 10] = -50.0, 1.0
+    return g
+
+
+def _sparse_nan():
+    m = scipy.sparse.coo_matrix(([1.0, np.nan], ([0, 2], [1, 3])), shape=(4, 4))
+    return m.tocsr()
+
+
+# (id, graph factory, solve kwargs, exception, fragments the message must contain)
+CASES = [
+    ("1d", lambda: np.zeros(5), {}, ValueError, ["(5,)"]),
+    ("3d", lambda: np.zeros((2, 3, 3)), {}, ValueError, ["(2, 3, 3)"]),
+    ("0d", lambda: np.float64(1.0), {}, ValueError, ["()"]),
+    ("non_square", lambda: np.zeros((3, 4)), {}, ValueError, ["(3, 4)"]),
+    ("ragged_list", lambda: [[0.0, 1.0], [2.0]], {}, ValueError, ["inhomogeneous"]),
+    ("nan_f64", lambda: _with(np.nan, (2, 5)), {}, ValueError, ["graph[2, 5]", "NaN"]),
+    ("nan_f32", lambda: _with(np.nan, (69, 0), np.float32), {}, ValueError, ["graph[69, 0]", "NaN"]),
+    ("nan_f16", lambda: _with(np.nan, (3, 3), np.float16), {}, ValueError, ["graph[3, 3]", "NaN"]),
+    ("nan_undirected", lambda: _with(np.nan, (4, 1)), {"directed": False}, ValueError, ["graph[4, 1]"]),
+    ("nan_unweighted", lambda: _with(np.nan, (4, 1)), {"unweighted": True}, ValueError, ["graph[4, 1]"]),
+    ("neg_inf", lambda: _with(-np.inf, (1, 3)), {}, ValueError, ["graph[1, 3]", "-inf"]),
+    ("uint64", lambda: np.ones((3, 3), dtype=np.uint64), {}, TypeError, ["uint64", ACCEPTED]),
+    ("int64_from_uint64_max", lambda: np.array([[0, 2**64 - 1], [1, 0]], dtype=np.uint64), {},
+     TypeError, ["uint64"]),
+    ("complex", lambda: np.ones((3, 3), dtype=np.complex128), {}, TypeError, ["complex128", ACCEPTED]),
+    ("object", lambda: np.array([[0, 1], [1, 0]], dtype=object), {}, TypeError, ["object", ACCEPTED]),
+    ("str", lambda: np.array([["a", "b"], ["c", "d"]]), {}, TypeError, ["<U1", ACCEPTED]),
+    ("datetime", lambda: np.zeros((2, 2), dtype="datetime64[s]"), {}, TypeError, ["datetime64"]),
+    ("masked", lambda: np.ma.masked_invalid(_g()), {}, TypeError, ["masked", "floyd_warshall"]),
+    ("overflow_int32", lambda: _chain_int32(2**23), {}, OverflowError,
+     ["int32", "99 * 8388608", "int64"]),
+    ("overflow_int64", lambda: np.array([[0, 2**61], [0, 0]], dtype=np.int64), {}, OverflowError,
+     ["int64", str(2**61), "float64"]),
+    ("negative_cycle", _negative_cycle, {}, apsp.NegativeCycleError, ["negative cycle", "70 vertices"]),
+    ("overwrite_float16", lambda: _g(np.float16), {"overwrite": True}, ValueError,
+     ["overwrite=True", "float16"]),
+    ("overwrite_int16", lambda: np.ones((3, 3), dtype=np.int16), {"overwrite": True}, ValueError,
+     ["int16"]),
+    ("overwrite_readonly", _readonly, {"overwrite": True}, ValueError, ["read-only"]),
+    ("overwrite_fortran", _fortran, {"overwrite": True}, ValueError, ["rows are not contiguous", "(8, 560)"]),
+    ("overwrite_transposed", lambda: _g().T, {"overwrite": True}, ValueError, ["not contiguous"]),
+    ("overwrite_reversed", lambda: _g()[::-1], {"overwrite": True}, ValueError, ["row stride -560"]),
+    ("overwrite_list", lambda: [[0.0, 1.0], [1.0, 0.0]], {"overwrite": True}, ValueError,
+     ["overwrite=True", "list"]),
+    ("overwrite_sparse", lambda: scipy.sparse.csr_matrix(_g()), {"overwrite": True}, ValueError,
+     ["sparse"]),
+    ("sparse_nan", _sparse_nan, {}, ValueError, ["graph[2, 3]", "NaN"]),
+    ("sparse_non_square", lambda: scipy.sparse.csr_matrix((3, 5)), {}, ValueError, ["(3, 5)"]),
+    ("sparse_complex", lambda: scipy.sparse.csr_matrix(np.eye(3, dtype=np.complex64)), {}, TypeError,
+     ["complex64", ACCEPTED]),
+    ("device_name", _g, {"device": "tpu"}, ValueError, ["'tpu'", "'cpu', 'cuda' or 'cuda:N'"]),
+    ("device_index", _g, {"device": "cuda:x"}, ValueError, ["'cuda:x'"]),
+    ("device_negative", _g, {"device": -1}, ValueError, ["-1"]),
+]
+
+
+def _snapshot(graph):
+    if scipy.sparse.issparse(graph):
+        return graph.copy(), None
+    if isinstance(graph, (np.ndarray, np.generic)):
+        return graph.copy(), (graph.flags.writeable, graph.flags.c_contiguous, graph.strides)
+    return [list(r) for r in graph], None
+
+
+def _assert_unchanged(graph, snap):
+    saved, flags = snap
+    if scipy.sparse.issparse(graph):
+        assert graph.format == saved.format and graph.nnz == saved.nnz
+        np.testing.assert_array_equal(graph.toarray(), saved.toarray())
+    elif isinstance(graph, (np.ndarray, np.generic)):
+        np.testing.assert_array_equal(graph, saved)  # NaN == NaN here, so NaN cases compare too
+        assert (graph.flags.writeable, graph.flags.c_contiguous, graph.strides) == flags
+    else:
+        assert [list(r) for r in graph] == saved
+
+
+@pytest.mark.parametrize(("make", "kwargs", "exc", "fragments"),
+                         [pytest.param(*c[1:], id=c[0]) for c in CASES])
+def test_error_contract(device, make, kwargs, exc, fragments):
+    graph = make()
+    snap = _snapshot(graph)
+    kwargs = {"device": device, **kwargs}
+    with pytest.raises(exc) as info:
+        apsp.solve(graph, **kwargs)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    _assert_unchanged(graph, snap)
+    # The process stays usable: the next call on the same engine works.
+    g = random_graph(np.random.default_rng(1), 65, np.float32)
+    assert_matches_scipy(apsp.solve(g, device=device), g)
+
+
+def test_negative_cycle_vertices_and_input(device):
+    g = _negative_cycle()
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device, return_predecessors=True)
+    assert {10, 40} <= set(info.value.vertices)
+
+
+def test_overwrite_error_on_negative_cycle_may_write_but_raises(device):
+    # With overwrite=True the caller gave the buffer away: the error is still raised, and the
+    # next call works.
+    g = _negative_cycle()
+    with pytest.raises(apsp.NegativeCycleError):
+        apsp.solve(g, overwrite=True, device=device)
+    g = random_graph(np.random.default_rng(2), 65, np.int32)
+    assert_matches_scipy(apsp.solve(g, device=device), g)
+
+
+def test_cuda_without_a_gpu_is_a_runtime_error_naming_the_reason():
+    facts = apsp.info()
+    if facts["devices"]:
+        pytest.skip("this machine has a usable GPU; the no-GPU path cannot be reached here")
+    g = _g()
+    for device in ("cuda", "cuda:0", 0):
+        with pytest.raises(RuntimeError) as info:
+            apsp.solve(g, device=device)
+        assert facts["why_no_devices"] in str(info.value) and "device='cpu'" in str(info.value)
+
+
+@pytest.mark.gpu
+def test_cuda_index_out_of_range_names_the_usable_devices():
+    count = len(apsp.info()["devices"])
+    with pytest.raises(ValueError) as info:
+        apsp.solve(_g(), device=f"cuda:{count}")
+    assert f"{count} usable GPU" in str(info.value)

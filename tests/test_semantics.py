@@ -1,0 +1,324 @@
+"""The numeric contract of apsp.solve, case by case: INF rules per dtype, zero and negative
+weights, widening of small dtypes, the integer overflow guard at its exact boundary, n = 0 and
+n = 1, overwrite=True writing in place, progress output, and the GIL released while computing."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import apsp
+from graphs import DTYPES, assert_matches_scipy, no_edge, random_graph
+
+INT_DTYPES = (np.int32, np.int64)
+
+
+def test_constants():
+    assert apsp.INT32_INF == 2**30 - 1 == 1073741823
+    assert apsp.INT64_INF == 2**62 - 1
+    assert isinstance(apsp.INT32_INF, int) and isinstance(apsp.INT64_INF, int)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_small_known_answer(device, dtype):
+    inf = no_edge(dtype)
+    g = np.array([[0, 4, inf, inf], [inf, 0, -2, inf], [1, inf, 0, inf], [inf, inf, 0, 0]], dtype=dtype)
+    expected = np.array([[0, 4, 2, inf], [-1, 0, -2, inf], [1, 5, 0, inf], [1, 5, 0, 0]], dtype=dtype)
+    dist = apsp.solve(g, device=device)
+    assert dist.dtype == dtype
+    np.testing.assert_array_equal(dist, expected)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_integer_values_at_or_above_inf_are_no_edge(device, dtype):
+    inf = no_edge(dtype)
+    top = np.iinfo(dtype).max
+    g = np.array([[0, inf, top, 3], [inf + 1, 0, 1, top], [top, inf, 0, inf], [top - 1, 2, top, 0]],
+                 dtype=dtype)
+    before = g.copy()
+    dist = apsp.solve(g, device=device)
+    np.testing.assert_array_equal(g, before)
+    expected = np.array([[0, 5, 6, 3], [inf, 0, 1, inf], [inf, inf, 0, inf], [inf, 2, 3, 0]], dtype=dtype)
+    np.testing.assert_array_equal(dist, expected)  # unreachable is exactly INF, never INF + x
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_zero_weight_edges_are_edges(device, dtype):
+    inf = no_edge(dtype)
+    g = np.array([[0, 0, inf], [inf, 0, 0], [inf, inf, 0]], dtype=dtype)
+    np.testing.assert_array_equal(apsp.solve(g, device=device), [[0, 0, 0], [inf, 0, 0], [inf, inf, 0]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_diagonal_is_zero_and_positive_self_loops_are_ignored(device, dtype):
+    inf = no_edge(dtype)
+    g = np.array([[7, 1], [inf, inf]], dtype=dtype)
+    np.testing.assert_array_equal(apsp.solve(g, device=device), [[0, 1], [inf, 0]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_n0_and_n1(device, dtype):
+    empty = apsp.solve(np.zeros((0, 0), dtype=dtype), device=device)
+    assert empty.shape == (0, 0) and empty.dtype == dtype
+    d, p = apsp.solve(np.zeros((0, 0), dtype=dtype), return_predecessors=True, device=device)
+    assert d.shape == p.shape == (0, 0) and p.dtype == np.int32
+    for w in (5, 0, no_edge(dtype)):
+        d, p = apsp.solve(np.array([[w]], dtype=dtype), return_predecessors=True, device=device)
+        assert d.tolist() == [[0]] and d.dtype == dtype and p.tolist() == [[-9999]]
+    with pytest.raises(apsp.NegativeCycleError):
+        apsp.solve(np.array([[-1]], dtype=dtype), device=device)
+
+
+@pytest.mark.parametrize(("dtype", "computed"), [
+    (np.bool_, np.int32), (np.int8, np.int32), (np.int16, np.int32), (np.uint8, np.int32),
+    (np.uint16, np.int32), (np.uint32, np.int64), (np.float16, np.float32)],
+    ids=lambda d: np.dtype(d).name)
+def test_small_dtypes_are_widened_without_loss(device, dtype, computed):
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 2 if dtype is np.bool_ else 100, size=(20, 20)).astype(dtype)
+    if dtype is np.float16:
+        g[rng.random((20, 20)) < 0.5] = np.inf
+    before = g.copy()
+    dist = apsp.solve(g, device=device)
+    assert dist.dtype == computed
+    np.testing.assert_array_equal(g, before)
+    np.testing.assert_array_equal(dist, apsp.solve(g.astype(computed), device=device))
+    if dtype is np.uint32:  # values beyond int32 survive the widening
+        big = np.array([[0, 4_000_000_000], [1, 0]], dtype=np.uint32)
+        np.testing.assert_array_equal(apsp.solve(big, device=device), [[0, 4_000_000_000], [1, 0]])
+
+
+def test_bool_false_is_a_zero_weight_edge(device):
+    # Widened like NumPy would (False -> 0), and zero is a real edge: documented in solve().
+    g = np.array([[False, True], [False, False]])
+    np.testing.assert_array_equal(apsp.solve(g, device=device), [[0, 1], [0, 0]])
+
+
+def test_float16_inf_stays_no_edge(device):
+    g = np.array([[0, np.inf], [1, 0]], dtype=np.float16)
+    np.testing.assert_array_equal(apsp.solve(g, device=device), np.array([[0, np.inf], [1, 0]], np.float32))
+
+
+def test_lists_and_non_contiguous_inputs(device):
+    g = random_graph(np.random.default_rng(9), 70, np.float64)
+    expected = apsp.solve(g, device=device)
+    np.testing.assert_array_equal(apsp.solve(g.tolist(), device=device), expected)
+    np.testing.assert_array_equal(apsp.solve(np.asfortranarray(g), device=device), expected)
+    big = np.full((90, 150), -1.0)
+    big[5:75, 10:80] = g
+    view = big[5:75, 10:80]
+    np.testing.assert_array_equal(apsp.solve(view, device=device), expected)
+    np.testing.assert_array_equal(apsp.solve(g.T.copy().T, device=device), expected)
+    ro = g.copy()
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(apsp.solve(ro, device=device), expected)
+
+
+# ---- the integer overflow guard -------------------------------------------------------------
+# It refuses when (n - 1) * max|w| >= INF // 2. INT32_INF // 2 = 2^29 - 1 = 233 * 1103 * 2089,
+# so n = 234 with |w| = (2^29 - 1) / 233 hits the bound exactly; INT64_INF // 2 = 2^61 - 1 is
+# prime, so only n = 2 hits it exactly (|w| = 2^61 - 1).
+def _chain(n, w, dtype):
+    g = np.full((n, n), no_edge(dtype), dtype=dtype)
+    idx = np.arange(n - 1)
+    g[idx, idx + 1] = w
+    return g
+
+
+@pytest.mark.parametrize(("dtype", "n", "w_at_bound"), [
+    (np.int32, 234, (2**29 - 1) // 233), (np.int32, 2, 2**29 - 1), (np.int32, 3, 2**28),
+    (np.int64, 2, 2**61 - 1), (np.int64, 3, 2**60)], ids=lambda v: str(v) if isinstance(v, int) else np.dtype(v).name)
+@pytest.mark.parametrize("sign", (1, -1))
+def test_overflow_guard_boundary(device, dtype, n, w_at_bound, sign):
+    limit = no_edge(dtype) // 2
+    assert (n - 1) * w_at_bound >= limit > (n - 1) * (w_at_bound - 1)
+    at = _chain(n, sign * w_at_bound, dtype)
+    before = at.copy()
+    with pytest.raises(OverflowError) as info:
+        apsp.solve(at, device=device)
+    msg = str(info.value)
+    assert np.dtype(dtype).name in msg and str(w_at_bound) in msg
+    assert ("int64" if dtype == np.int32 else "float64") in msg.split("instead")[0]  # the dtype to use
+    np.testing.assert_array_equal(at, before)
+    under = _chain(n, sign * (w_at_bound - 1), dtype)  # one below: computed, exactly
+    dist = apsp.solve(under, device=device)
+    expected_far = sign * (n - 1) * (w_at_bound - 1)  # the whole chain, as a Python int
+    assert int(dist[0, n - 1]) == expected_far
+    assert int(dist[n - 1, 0]) == no_edge(dtype)
+    if n > 2:
+        assert int(dist[1, n - 1]) == sign * (n - 2) * (w_at_bound - 1)
+
+
+def test_overflow_guard_ignores_no_edge_values_and_counts_unweighted_as_one(device):
+    g = np.full((500, 500), apsp.INT32_INF, dtype=np.int32)
+    g[0, 1] = 2**29  # (n-1) * 2^29 is far beyond the bound ...
+    with pytest.raises(OverflowError):
+        apsp.solve(g, device=device)
+    hops = apsp.solve(g, unweighted=True, device=device)  # ... but as a hop count it is 1
+    assert hops[0, 1] == 1 and hops[1, 0] == apsp.INT32_INF
+
+
+def test_overflow_guard_diagonal(device):
+    # A huge positive self-loop is not part of any shortest path: no refusal, diagonal 0.
+    g = np.array([[2**30 - 2, 1], [1, 0]], dtype=np.int32)
+    np.testing.assert_array_equal(apsp.solve(g, device=device), [[0, 1], [1, 0]])
+
+
+# ---- negative weights and cycles -------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_negative_cycle_names_its_vertices(device, dtype):
+    inf = no_edge(dtype)
+    # 1 -> 2 -> 3 -> 1 weighs -1; 0 reaches the cycle but is not on it; 4 is isolated.
+    g = np.array([[0, 1, inf, inf, inf], [inf, 0, 2, inf, inf], [inf, inf, 0, 1, inf],
+                  [inf, -4, inf, 0, inf], [inf, inf, inf, inf, 0]], dtype=dtype)
+    before = g.copy()
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device)
+    assert sorted(info.value.vertices) == [1, 2, 3]
+    assert isinstance(info.value, ValueError)
+    assert "1, 2, 3" in str(info.value)
+    np.testing.assert_array_equal(g, before)
+    g[3, 1] = -3  # now the cycle weighs 0: fine, and the next call works
+    assert apsp.solve(g, device=device)[0, 1] == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_negative_self_loop_is_a_negative_cycle(device, dtype):
+    g = random_graph(np.random.default_rng(1), 70, dtype)
+    g[66, 66] = -1
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device)
+    assert 66 in info.value.vertices
+
+
+def test_negative_cycle_error_is_scipys_and_pickles():
+    import pickle
+
+    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+
+    err = apsp.NegativeCycleError("cycle", [3, 4])
+    assert isinstance(err, ScipyNegativeCycleError) and isinstance(err, ValueError)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is apsp.NegativeCycleError and back.vertices == [3, 4] and str(back) == "cycle"
+
+
+def test_undirected_negative_edge_is_a_negative_cycle(device):
+    g = np.array([[0, -1], [np.inf, 0]])
+    assert apsp.solve(g, device=device)[0, 1] == -1
+    with pytest.raises(apsp.NegativeCycleError):
+        apsp.solve(g, directed=False, device=device)
+
+
+# ---- overwrite=True --------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_overwrite_writes_in_place(device, dtype):
+    g = random_graph(np.random.default_rng(4), 130, dtype, density=0.05)
+    expected = apsp.solve(g, device=device)
+    dist = apsp.solve(g, overwrite=True, device=device)
+    assert dist is g
+    np.testing.assert_array_equal(g, expected)
+    g2 = random_graph(np.random.default_rng(4), 130, dtype, density=0.05)
+    dist, pred = apsp.solve(g2, overwrite=True, return_predecessors=True, device=device)
+    assert dist is g2
+    np.testing.assert_array_equal(g2, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_overwrite_into_a_view_with_padding(device, dtype):
+    # Rows contiguous but a leading dimension larger than n: written in place, padding untouched.
+    g = random_graph(np.random.default_rng(6), 67, dtype)
+    expected = apsp.solve(g, device=device)
+    big = np.full((70, 80), 77, dtype=dtype)
+    view = big[2:69, 5:72]
+    view[...] = g
+    out = apsp.solve(view, overwrite=True, device=device)
+    assert np.shares_memory(out, big) and out.base is not None
+    np.testing.assert_array_equal(big[2:69, 5:72], expected)
+    outside = np.ones(big.shape, dtype=bool)
+    outside[2:69, 5:72] = False
+    assert np.all(big[outside] == 77)
+
+
+def test_overwrite_false_never_aliases(device):
+    g = random_graph(np.random.default_rng(8), 30, np.float64)
+    before = g.copy()
+    dist = apsp.solve(g, device=device)
+    assert not np.shares_memory(dist, g)
+    np.testing.assert_array_equal(g, before)
+
+
+# ---- progress, GIL, interrupt ----------------------------------------------------------------
+def test_progress_with_tqdm(capsys):
+    pytest.importorskip("tqdm", reason="tqdm is in the [test] extra; the fallback is tested below")
+    g = random_graph(np.random.default_rng(2), 300, np.float32)
+    dist = apsp.solve(g, progress=True, device="cpu")
+    err = capsys.readouterr().err
+    assert "apsp n=300 cpu" in err and "5/5" in err  # 300 = 5 tiles of 64: five rounds
+    np.testing.assert_array_equal(dist, apsp.solve(g, device="cpu"))
+
+
+def test_progress_without_tqdm_prints_a_stderr_line():
+    # A real interpreter in which tqdm cannot be imported: the plain stderr line is used.
+    code = ("import sys; sys.modules['tqdm'] = None; sys.modules['tqdm.auto'] = None\n"
+            "import numpy as np, apsp\n"
+            "d = apsp.solve(np.ones((200, 200)), progress=True, device='cpu')\n"
+            "assert (d == np.where(np.eye(200) > 0, 0, 1)).all()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "apsp n=200 cpu: round 4/4 (100.0%)" in proc.stderr
+
+
+def test_gil_is_released_while_computing():
+    # While one thread solves, this thread keeps running Python. If the solve held the GIL,
+    # the longest gap between two iterations here would be the whole solve.
+    g = random_graph(np.random.default_rng(3), 1500, np.float32, density=0.5)
+    box = {}
+
+    def work():
+        t0 = time.perf_counter()
+        box["dist"] = apsp.solve(g, device="cpu")
+        box["seconds"] = time.perf_counter() - t0
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    gaps, last = [], time.perf_counter()
+    while worker.is_alive():
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+        time.sleep(0.001)
+    worker.join()
+    assert box["seconds"] > 0.05, "solve too fast to tell; raise n"
+    assert len(gaps) > 10
+    assert max(gaps) < box["seconds"] / 2, (max(gaps), box["seconds"])
+
+
+def test_keyboard_interrupt_stops_the_cpu_engine_and_the_next_call_works():
+    import _thread
+    import signal
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    g = random_graph(np.random.default_rng(3), 2500, np.float32, density=0.5)
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    try:
+        timer.start()
+        t0 = time.perf_counter()
+        with pytest.raises(Interrupted):
+            apsp.solve(g, device="cpu")
+        elapsed = time.perf_counter() - t0
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert elapsed < 1.0  # stopped between rounds: the full solve takes seconds on 2 cores
+    small = random_graph(np.random.default_rng(3), 65, np.float32)
+    assert_matches_scipy(apsp.solve(small, device="cpu"), small)
