@@ -20,13 +20,13 @@ def _scipy_dense_graph(csgraph: Any, in_place: bool) -> np.ndarray:
     if classify(csgraph) == "sparse":
         data = densify(csgraph, np.dtype(np.float64))
     elif isinstance(csgraph, np.ma.MaskedArray):
-        data = csgraph.astype(np.float64).filled(np.inf)  # a new plain ndarray
+        data = np.ascontiguousarray(csgraph.astype(np.float64).filled(np.inf))  # a new plain ndarray
         data[data == 0] = np.inf
     elif in_place:
         data = csgraph
         data[data == 0] = np.inf
     else:
-        data = np.array(csgraph, dtype=np.float64)  # always a copy: SciPy never writes its input here
+        data = np.array(csgraph, dtype=np.float64, order="C")  # always a copy: SciPy never writes its input here
         data[data == 0] = np.inf
     data[~np.isfinite(data)] = np.inf
     np.fill_diagonal(data, 0.0)
