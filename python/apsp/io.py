@@ -119,11 +119,11 @@ def write_distances(path: PathLike, dist: np.ndarray) -> None:
         if np.isnan(lo) or np.isnan(hi) or lo < np.iinfo(np.int32).min or hi >= INT32_INF:
             i, j = (int(v) for v in np.argwhere(~unreachable & ~((dist >= np.iinfo(np.int32).min)
                                                                   & (dist < INT32_INF)))[0])
-            raise ValueError(f"dist[{i}, {j}] = {dist[i, j]!r} cannot be written: the format holds "
+            raise ValueError(f"dist[{i}, {j}] = {dist[i, j].item()!r} cannot be written: the format holds "
                              f"int32 distances below {INT32_INF} (which means unreachable)")
         if dist.dtype.kind == "f" and np.any(values != np.round(values)):
             i, j = (int(v) for v in np.argwhere(~unreachable & (dist != np.round(dist)))[0])
-            raise ValueError(f"dist[{i}, {j}] = {dist[i, j]!r} is not an integer; the format holds "
+            raise ValueError(f"dist[{i}, {j}] = {dist[i, j].item()!r} is not an integer; the format holds "
                              "int32 distances")
     out = np.where(unreachable, INT32_INF, dist).astype(_INT32_LE)
     _write_atomically(path, b"", out)

@@ -1,0 +1,205 @@
+"""apsp.io (the course binary format) and the command line (python -m apsp info | demo | solve),
+the latter run as real subprocesses: round trips, malformed files swept, exit codes, and no
+partial output file left behind."""
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import apsp
+from graphs import assert_matches_scipy
+
+INF = apsp.INT32_INF
+
+
+def _raw(path, n, m, triples=(), extra=b""):
+    body = struct.pack("<ii", n, m) + b"".join(struct.pack("<iii", *t) for t in triples) + extra
+    path.write_bytes(body)
+    return path
+
+
+def _bytes(path, data):
+    path.write_bytes(data)
+    return path
+
+
+def _cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "apsp", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _read_out(path, n):
+    return np.frombuffer(path.read_bytes(), dtype="<i4").reshape(n, n)
+
+
+def test_read_graph_rules(tmp_path):
+    f = _raw(tmp_path / "g.bin", 4, 6, [(0, 1, 5), (0, 1, 3), (1, 2, -1), (2, 2, 7), (3, 0, INF),
+                                       (2, 3, 0)])
+    g = apsp.io.read_graph(f)
+    assert g.dtype == np.int32 and g.flags.c_contiguous
+    np.testing.assert_array_equal(g, [[0, 3, INF, INF], [INF, 0, -1, INF], [INF, INF, 0, 0],
+                                      [INF, INF, INF, 0]])  # min of repeats, INF = no edge, diag 0
+
+
+def test_read_graph_empty_and_single(tmp_path):
+    assert apsp.io.read_graph(_raw(tmp_path / "a", 0, 0)).shape == (0, 0)
+    np.testing.assert_array_equal(apsp.io.read_graph(_raw(tmp_path / "b", 1, 0)), [[0]])
+
+
+def test_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    n, m = 150, 2000
+    edges = np.stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(0, 1000, m)], axis=1)
+    f = tmp_path / "in.bin"
+    apsp.io.write_graph(f, n, edges)
+    assert f.stat().st_size == 8 + 12 * m
+    g = apsp.io.read_graph(f)
+    dense = np.full((n, n), INF, dtype=np.int32)
+    for s, d, w in edges:
+        dense[s, d] = min(dense[s, d], w)
+    np.fill_diagonal(dense, 0)
+    np.testing.assert_array_equal(g, dense)
+    dist = apsp.solve(g, device="cpu")
+    assert_matches_scipy(dist, g)
+    out = tmp_path / "out.bin"
+    apsp.io.write_distances(out, dist)
+    np.testing.assert_array_equal(_read_out(out, n), dist)
+    for other in (dist.astype(np.int64), np.where(dist == INF, apsp.INT64_INF, dist).astype(np.int64),
+                  np.where(dist == INF, np.inf, dist).astype(np.float64)):
+        apsp.io.write_distances(out, other)
+        np.testing.assert_array_equal(_read_out(out, n), dist)
+    mode = out.stat().st_mode & 0o777
+    assert mode & 0o644 == 0o644 & ~_umask()  # usual permissions, not mkstemp's 0600
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+MALFORMED = [
+    ("empty", lambda p: _bytes(p, b""), ValueError, "0 bytes is too short"),
+    ("short_header", lambda p: _bytes(p, b"\x01\x00\x00"), ValueError, "3 bytes"),
+    ("truncated", lambda p: _raw(p, 3, 2, [(0, 1, 1)]), ValueError, "truncated"),
+    ("trailing", lambda p: _raw(p, 3, 1, [(0, 1, 1)], extra=b"\x00\x00"), ValueError, "trailing"),
+    ("negative_n", lambda p: _raw(p, -3, 0), ValueError, "n=-3"),
+    ("negative_m", lambda p: _raw(p, 3, -1), ValueError, "m=-1"),
+    ("src_out_of_range", lambda p: _raw(p, 3, 2, [(0, 1, 1), (3, 0, 1)]), ValueError, "edge 1 (3 -> 0)"),
+    ("dst_negative", lambda p: _raw(p, 3, 1, [(0, -1, 1)]), ValueError, "edge 0 (0 -> -1)"),
+    ("edge_with_n0", lambda p: _raw(p, 0, 1, [(0, 0, 1)]), ValueError, "outside"),
+    ("too_big", lambda p: _raw(p, 2**31 - 1, 0), MemoryError, "n=2147483647"),
+]
+
+
+@pytest.mark.parametrize(("make", "exc", "fragment"), [pytest.param(*c[1:], id=c[0]) for c in MALFORMED])
+def test_malformed_files(tmp_path, make, exc, fragment):
+    f = make(tmp_path / "bad.bin")
+    with pytest.raises(exc) as info:
+        apsp.io.read_graph(f)
+    assert fragment in str(info.value) and str(f) in str(info.value)
+
+
+def test_too_big_names_the_bytes(tmp_path):
+    f = _raw(tmp_path / "big.bin", 200_000, 0)  # 160 GB of int32: more than any test machine has
+    with pytest.raises(MemoryError, match="160000000000 bytes"):
+        apsp.io.read_graph(f)
+
+
+@pytest.mark.parametrize(("dist", "fragment"), [
+    (np.zeros((1, 1), dtype=np.int64), None),
+    (np.array([[0, INF], [1, 0]], dtype=np.int64), "dist[0, 1] = "),  # INT32_INF is not INT64's
+    (np.array([[0, -(2**31) - 1], [1, 0]], dtype=np.int64), "dist[0, 1]"),
+    (np.array([[0, 1.5], [1, 0]]), "dist[0, 1] = 1.5 is not an integer"),
+    (np.array([[0, np.nan], [1, 0]]), "dist[0, 1]"),
+    (np.array([[0, 3e9], [1, 0]]), "dist[0, 1]"),
+    (np.zeros((2, 3), dtype=np.int32), "(2, 3)"),
+], ids=["ok_1x1", "int64_value_inf32", "below_int32", "fraction", "nan", "too_large", "shape"])
+def test_write_distances_refuses_what_the_format_cannot_hold(tmp_path, dist, fragment):
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"previous")
+    if fragment is None:
+        apsp.io.write_distances(out, dist)
+        assert _read_out(out, 1).tolist() == [[0]]
+        return
+    with pytest.raises(ValueError) as info:
+        apsp.io.write_distances(out, dist)
+    assert fragment in str(info.value)
+    assert out.read_bytes() == b"previous"  # the old file is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]  # no temporary left
+
+
+def test_write_into_a_missing_directory_is_an_oserror(tmp_path):
+    dist = np.zeros((3, 3), dtype=np.int32)
+    missing_dir = tmp_path / "nope" / "out.bin"
+    with pytest.raises(OSError):
+        apsp.io.write_distances(missing_dir, dist)
+    assert not (tmp_path / "nope").exists()
+
+
+# ---- command line ---------------------------------------------------------------------------
+def test_cli_info():
+    proc = _cli("info")
+    assert proc.returncode == 0, proc.stderr
+    assert f"apsp {apsp.__version__}" in proc.stdout and "CPU engine:" in proc.stdout
+    assert "CUDA engine:" in proc.stdout
+
+
+def test_cli_demo_small():
+    proc = _cli("demo", "--n", "150", "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "n=150" in out and "CPU engine" in out and "updates/s" in out and " ms" in out
+    assert "agree with scipy" in out
+
+
+def test_cli_demo_rejects_bad_arguments():
+    for args in (("--n", "0"), ("--density", "1.5"), ("--device", "tpu")):
+        proc = _cli("demo", *args)
+        assert proc.returncode in (1, 2) and proc.stderr, args
+        assert args[1] in proc.stderr
+
+
+def test_cli_solve_round_trip(tmp_path):
+    rng = np.random.default_rng(1)
+    n, m = 200, 3000
+    edges = np.stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(0, 100, m)], axis=1)
+    src, out = tmp_path / "g.bin", tmp_path / "d.bin"
+    apsp.io.write_graph(src, n, edges)
+    proc = _cli("solve", str(src), str(out), "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert f"n={n}" in proc.stderr
+    g = apsp.io.read_graph(src)
+    expected = apsp.solve(g, device="cpu")
+    np.testing.assert_array_equal(_read_out(out, n), expected)
+    assert_matches_scipy(expected, g)
+
+
+@pytest.mark.parametrize("case", ["truncated", "vertex", "negative_cycle", "missing", "too_big"])
+def test_cli_solve_failures_exit_1_without_output(tmp_path, case):
+    src, out = tmp_path / "g.bin", tmp_path / "d.bin"
+    if case == "truncated":
+        _raw(src, 4, 3, [(0, 1, 1)])
+        expected = "truncated"
+    elif case == "vertex":
+        _raw(src, 4, 1, [(0, 9, 1)])
+        expected = "0 -> 9"
+    elif case == "negative_cycle":
+        _raw(src, 3, 3, [(0, 1, 1), (1, 2, 1), (2, 0, -5)])
+        expected = "negative cycle"
+    elif case == "missing":
+        expected = "No such file"
+    else:
+        _raw(src, 2**31 - 1, 0)
+        expected = "n=2147483647"
+    proc = _cli("solve", str(src), str(out), "--device", "cpu")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("apsp: error:") and expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name != "g.bin"] == []  # no temporaries
