@@ -91,7 +91,11 @@ class Ceiling:
 
 @dataclass
 class Loaded:
-    """Everything read from a results folder, and what could not be read (with why)."""
+    """Everything read from a results folder, and what could not be read (with why).
+
+    `records` holds every row, variants included (a benchmark may time one point several ways,
+    told apart by their notes); `best` holds the fastest row of each (impl, dtype, n, device),
+    which the plots, the speedups and the README summary use."""
 
     runs: list[dict[str, Any]]
     records: list[Record]
@@ -99,8 +103,8 @@ class Loaded:
     problems: list[str]
 
     @property
-    def impls(self) -> list[str]:
-        return _ordered({r.impl for r in self.records})
+    def best(self) -> list[Record]:
+        return best_rows(self.records)
 
     @property
     def missing(self) -> list[str]:
@@ -111,6 +115,16 @@ class Loaded:
     @property
     def has_gpu_results(self) -> bool:
         return any(r.impl not in CPU_IMPLS for r in self.records)
+
+
+def best_rows(records: Iterable[Record]) -> list[Record]:
+    """The fastest row of each (impl, dtype, n, device)."""
+    best: dict[tuple[str, str, int, str], Record] = {}
+    for r in records:
+        key = (r.impl, r.dtype, r.n, r.device)
+        if key not in best or r.seconds < best[key].seconds:
+            best[key] = r
+    return sort_records(best.values())
 
 
 def _ordered(impls: Iterable[str]) -> list[str]:
@@ -143,11 +157,12 @@ def _check_run(data: Any) -> None:
 
 def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
     """Read every *.json in `results_dir`. A file that is not a results run is skipped and named
-    in `problems`; so is a result row with missing or non-positive numbers."""
+    in `problems`; so is a result row with missing or non-positive numbers. Where two files
+    measured the same (impl, dtype, n, device), only the newer file's rows are kept."""
     results_dir = Path(results_dir)
     runs: list[dict[str, Any]] = []
     problems: list[str] = []
-    latest: dict[tuple[str, str, int, str], Record] = {}
+    latest: dict[tuple[str, str, int, str], list[Record]] = {}
     ceilings: dict[tuple[str, str, str], Ceiling] = {}
     paths = sorted(results_dir.glob("*.json")) if results_dir.is_dir() else []
     if not results_dir.is_dir():
@@ -164,6 +179,7 @@ def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
         cpu_label, gpu_label = _machine_labels(data.get("machine") or {})
         date = str(data.get("date") or "")
         run_ceilings: dict[str, float] = {}
+        fresh: dict[tuple[str, str, int, str], list[Record]] = {}
         for c in data.get("ceilings") or []:
             try:
                 ceiling = Ceiling(str(c["name"]), str(c["dtype"]), float(c["updates_per_s"]),
@@ -188,15 +204,16 @@ def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
             on_cpu = impl in CPU_IMPLS or not gpu_label
             device = cpu_label if on_cpu else gpu_label
             fraction = row.get("fraction_of_ceiling")
-            if fraction is None and not on_cpu and dtype in run_ceilings:
-                fraction = ups / run_ceilings[dtype]  # the same definition the benchmarks use
+            if "fraction_of_ceiling" not in row and not on_cpu and dtype in run_ceilings:
+                fraction = ups / run_ceilings[dtype]  # the benchmarks' definition; null stays null
             rec = Record(impl, dtype, n, seconds, ups, None if fraction is None else float(fraction),
                          row.get("note"), device, f"{gpu_label} / {cpu_label}", path.name, date)
-            key = (impl, dtype, n, device)
-            if key in latest and latest[key].date > date:
-                continue  # an older run of the same point: the newest one is reported
-            latest[key] = rec
-    return Loaded(runs, sort_records(latest.values()), sorted(ceilings.values(), key=lambda c: (c.device, c.dtype, c.name)),
+            fresh.setdefault((impl, dtype, n, device), []).append(rec)
+        for key, rows in fresh.items():
+            if key not in latest or latest[key][0].date <= date:  # a newer run supersedes an older one
+                latest[key] = rows
+    records = [r for rows in latest.values() for r in rows]
+    return Loaded(runs, sort_records(records), sorted(ceilings.values(), key=lambda c: (c.device, c.dtype, c.name)),
                   problems)
 
 
@@ -275,23 +292,29 @@ OTHER_MACHINE_NOTE = "† the competitor was measured on another machine (its fa
 def markdown_table(records: Sequence[Record], all_records: Optional[Sequence[Record]] = None,
                    common_n: bool = False) -> str:
     """The results table: impl, dtype, n, time, updates/s, fraction of ceiling, speedup over the
-    competitors (at the row's n, or with `common_n` at the largest n both were measured at)."""
-    all_records = records if all_records is None else all_records
+    competitors (at the row's n, or with `common_n` at the largest n both were measured at; the
+    competitors' rows come from `all_records`, default: their fastest rows in `records`), device,
+    and the rows' notes where any has one."""
+    all_records = best_rows(records) if all_records is None else all_records
     where = "largest common n" if common_n else "same n"
-    lines = [f"| impl | dtype | n | time | updates/s | fraction of ceiling | speedup vs competitors ({where}) | device |",
-             "|---|---|---:|---:|---:|---:|---|---|"]
+    notes = any(r.note for r in records)
+    lines = [f"| impl | dtype | n | time | updates/s | fraction of ceiling | speedup vs competitors ({where}) | device |"
+             + (" note |" if notes else ""),
+             "|---|---|---:|---:|---:|---:|---|---|" + ("---|" if notes else "")]
     texts = [_speedup_text(r, all_records, common_n) for r in records]
     for r, speed in zip(records, texts):
         frac = f"{r.fraction_of_ceiling:.1%}" if r.fraction_of_ceiling is not None else ""
+        note = (r.note or "").replace("|", "\\|")
         lines.append(f"| {r.impl} | {r.dtype} | {r.n} | {fmt_seconds(r.seconds)} | {fmt_rate(r.updates_per_s)} "
-                     f"| {frac} | {speed} | {r.device} |")
+                     f"| {frac} | {speed} | {r.device} |" + (f" {note} |" if notes else ""))
     if any("†" in t for t in texts):
         lines += ["", OTHER_MACHINE_NOTE]
     return "\n".join(lines)
 
 
 def largest_n(records: Sequence[Record]) -> list[Record]:
-    """For each (impl, dtype, device), the row of the largest n measured: the README's summary."""
+    """For each (impl, dtype, device), the row of the largest n measured (the first such row, so
+    pass fastest rows): the README's summary."""
     best: dict[tuple[str, str, str], Record] = {}
     for r in records:
         key = (r.impl, r.dtype, r.device)
@@ -339,11 +362,13 @@ def needs_device_labels(records: Sequence[Record]) -> bool:
 def plot_updates(records: Sequence[Record], ceilings: Sequence[Ceiling], ax: Any = None,
                  title: Optional[str] = None, label_devices: Optional[bool] = None) -> Any:
     """Updates/s against n, log-log: one line per (impl, dtype, device), each measured ceiling
-    of a plotted dtype as a dashed line. Draws into `ax` (a new figure when None); returns ax."""
+    of a plotted dtype as a dashed line. Where a point was timed several ways, its fastest row is
+    drawn. Draws into `ax` (a new figure when None); returns ax."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5.5))
+    records = best_rows(records)
     many_devices = needs_device_labels(records) if label_devices is None else label_devices
     extra_colors = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"][::-1])
     colors = dict(_COLORS)
@@ -378,12 +403,12 @@ def plot_updates(records: Sequence[Record], ceilings: Sequence[Ceiling], ax: Any
 
 
 def plot_fraction(records: Sequence[Record], ax: Any = None) -> Any:
-    """Fraction of the measured ceiling against n (log x), for the rows that have one."""
+    """Fraction of the measured ceiling against n (log x), for the fastest rows that have one."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 5))
-    records = [r for r in records if r.fraction_of_ceiling is not None]
+    records = [r for r in best_rows(records) if r.fraction_of_ceiling is not None]
     label_devices = needs_device_labels(records)
     for (impl, dtype, device), rows in _series(records).items():
         label = f"{_label(impl)}, {dtype}" + (f" [{device}]" if label_devices else "")
@@ -460,7 +485,7 @@ def report_markdown(loaded: Loaded, plots: Sequence[Path]) -> str:
            "Generated by `python benchmarks/report.py` from `benchmarks/results/*.json`; do not edit.",
            "updates = n³ min-plus updates per Floyd-Warshall solve; updates/s = n³ / time.", ""]
     if not loaded.records:
-        out += ["No benchmark results yet. Run the benchmarks (see README.md, *Benchmarks*), then "
+        out += ["No benchmark results yet. Run the benchmarks (README.md, *GPU tests and benchmarks*), then "
                 "`python benchmarks/report.py`.", ""]
     else:
         out += [f"![updates/s against n]({p.name})" for p in plots] + [""]
@@ -469,13 +494,12 @@ def report_markdown(loaded: Loaded, plots: Sequence[Path]) -> str:
         missing = missing_text(loaded)
         if missing:
             out += [missing, ""]
-        out += ["## Results", "", markdown_table(loaded.records), ""]
+        out += ["## Results", "", "Every measured row (a point timed several ways has a row per way; the plots "
+                "and the speedups use each implementation's fastest).", "",
+                markdown_table(loaded.records, loaded.best), ""]
         if loaded.ceilings:
             out += ["## Ceilings (measured in the same run as the results)", "",
                     ceilings_table(loaded.ceilings), ""]
-        notes = [r for r in loaded.records if r.note]
-        if notes:
-            out += ["## Notes", ""] + [f"- {r.impl} {r.dtype} n={r.n}: {r.note}" for r in notes] + [""]
         out += ["## Sources", ""] + sources(loaded) + [""]
     if loaded.problems:
         out += ["## Files or rows skipped", ""] + [f"- {p}" for p in loaded.problems] + [""]
@@ -490,7 +514,7 @@ def readme_block(loaded: Loaded, results_rel: str = "benchmarks/results") -> str
     out = [f"![updates/s against n]({results_rel}/{PLOT_NAME})", "",
            f"Largest n measured for each implementation (all sizes, ceilings and the exact commands: "
            f"[{results_rel}/{REPORT_NAME}]({results_rel}/{REPORT_NAME})):", "",
-           markdown_table(largest_n(loaded.records), loaded.records, common_n=True)]
+           markdown_table(largest_n(loaded.best), loaded.best, common_n=True)]
     if not loaded.has_gpu_results:
         out += ["", "No GPU results yet: only CPU-side implementations were measured."]
     missing = missing_text(loaded)

@@ -82,14 +82,17 @@ def sample_results(folder: Path) -> None:
         return {"benchmark": name, "command": f"python benchmarks/{name}.py", "date": "2026-01-01T00:00:00Z",
                 "machine": machine, "ceilings": ceilings, "results": rows}
 
-    def row(impl: str, dtype: str, n: int, seconds: float, fraction: float | None = None) -> dict:
+    def row(impl: str, dtype: str, n: int, seconds: float, note: str | None = None) -> dict:
         return {"impl": impl, "dtype": dtype, "n": n, "seconds": seconds, "updates_per_s": n**3 / seconds,
-                "fraction_of_ceiling": fraction, "note": None}
+                "fraction_of_ceiling": None, "note": note}
 
     gpu = {"cpu": "test CPU", "cores": 8, "gpu": "Test GPU", "driver": "1.0", "cuda": "1.0"}
     cpu = {"cpu": "test CPU", "cores": 2, "gpu": None, "driver": None, "cuda": None}
-    gpu_rows = [row("apsp-gpu", "int32", 1000, 0.001), row("apsp-gpu", "int32", 2000, 0.004),
-                row("torch-loop", "int32", 1000, 0.050), row("course-baseline", "int32", 1000, 0.002)]
+    gpu_rows = [row("apsp-gpu", "int32", 1000, 0.001, "checks off"), row("apsp-gpu", "int32", 1000, 0.0015, "checks on"),
+                row("apsp-gpu", "int32", 2000, 0.004), row("torch-loop", "int32", 1000, 0.050),
+                row("course-baseline", "int32", 1000, 0.002)]
+    for r in gpu_rows:
+        r["fraction_of_ceiling"] = r["updates_per_s"] / 4e12
     (folder / "gpu_test.json").write_text(json.dumps(run("bench_gpu", gpu, [
         {"name": "int32 microkernel", "dtype": "int32", "updates_per_s": 4e12}], gpu_rows)))
     (folder / "cpu.json").write_text(json.dumps(run("bench_cpu", cpu, [], [
@@ -116,20 +119,35 @@ def test_report_on_sample_results(tmp_path: Path) -> None:
     table = (results / "report.md").read_text()
     # SciPy ran only on the CPU machine: the GPU row's comparison with it is marked as cross-machine.
     assert ("| apsp-gpu | int32 | 1000 | 1 ms | 1 T | 25.0% "
-            "| 2× course-baseline, 50× torch-loop, 1,000× scipy (float64)† |") in table
-    assert "| apsp-gpu | int32 | 2000 | 4 ms | 2 T | 50.0% |  |" in table  # no competitor at n=2000
-    assert "| apsp-cpu | float64 | 1000 | 100 ms | 10 G |  | 10× scipy |" in table
+            "| 2× course-baseline, 50× torch-loop, 1,000× scipy (float64)† | Test GPU | checks off |") in table
+    assert ("| apsp-gpu | int32 | 1000 | 1.5 ms | 667 G | 16.7% "
+            "| 1.33× course-baseline, 33.3× torch-loop, 667× scipy (float64)† | Test GPU | checks on |") in table
+    assert "| apsp-gpu | int32 | 2000 | 4 ms | 2 T | 50.0% |  | Test GPU |  |" in table  # no competitor at n=2000
+    assert "| apsp-cpu | float64 | 1000 | 100 ms | 10 G |  | 10× scipy | test CPU (2 cores) |  |" in table
     assert "broken.json" in table
-    for png in ("updates_vs_n.png", "updates_vs_n_by_dtype.png"):
+    for png in ("updates_vs_n.png", "updates_vs_n_by_dtype.png", "fraction_of_ceiling.png"):
         assert (results / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
 
     text = readme.read_text()
     assert "old" not in text and text.endswith("after\n")
     # the summary keeps each series' largest n, compared where both were measured
     assert ("| apsp-gpu | int32 | 2000 | 4 ms | 2 T | 50.0% | 2× course-baseline (n=1000), "
-            "50× torch-loop (n=1000), 1,000× scipy (float64, n=1000)† |") in text
+            "50× torch-loop (n=1000), 1,000× scipy (float64, n=1000)† | Test GPU |") in text
     assert "| apsp-gpu | int32 | 1000 |" not in text
     assert "Not measured" not in text  # all five implementations are in the sample
+
+
+def test_report_with_cpu_results_only(tmp_path: Path) -> None:
+    """Only the CPU benchmark has run: the report plots it and says what is missing."""
+    sample_results(tmp_path)
+    (tmp_path / "gpu_test.json").unlink()
+    proc = subprocess.run([sys.executable, str(REPORT), "--results", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    table = (tmp_path / "report.md").read_text()
+    assert "No GPU results yet" in table
+    assert "Not measured in these results: apsp-gpu" in table and "torch-loop" in table
+    assert (tmp_path / "updates_vs_n.png").is_file() and not (tmp_path / "fraction_of_ceiling.png").exists()
 
 
 def test_report_without_results(tmp_path: Path) -> None:
@@ -140,3 +158,17 @@ def test_report_without_results(tmp_path: Path) -> None:
     assert "No benchmark results yet" in (tmp_path / "report.md").read_text()
     assert not list(tmp_path.glob("*.png"))
     assert "no GPU results found" in proc.stdout
+
+
+def test_committed_report_is_current(tmp_path: Path) -> None:
+    """benchmarks/results/report.md and the README's results block are what report.py makes of
+    the committed JSON: rerun `python benchmarks/report.py --readme` after adding results."""
+    committed = ROOT / "benchmarks" / "results"
+    readme = tmp_path / "README.md"
+    readme.write_text((ROOT / "README.md").read_text())
+    proc = subprocess.run([sys.executable, str(REPORT), "--results", str(committed), "--out", str(tmp_path),
+                           "--readme", str(readme)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    stale = "is stale: run `python benchmarks/report.py --readme` and commit what it writes"
+    assert (tmp_path / "report.md").read_text() == (committed / "report.md").read_text(), f"report.md {stale}"
+    assert readme.read_text() == (ROOT / "README.md").read_text(), f"README.md's results block {stale}"
