@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-# jupyter_core warns (DeprecationWarning, an error under our filterwarnings) that its default data
-# paths will move to platformdirs unless JUPYTER_PLATFORM_DIRS says which to use; opting in to the
-# new paths is its documented fix. It must be set before jupyter_core is first imported.
+# Several jupyter_core 5.x releases warn (DeprecationWarning, an error under our filterwarnings)
+# that the default data paths will move to platformdirs unless JUPYTER_PLATFORM_DIRS says which to
+# use; opting in to the new paths is the documented fix, and newer releases (which no longer warn)
+# use them too. It must be set before jupyter_core is first imported; kernels inherit it.
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
 nbformat = pytest.importorskip("nbformat", reason="the [test] extra installs nbformat")
