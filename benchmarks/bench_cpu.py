@@ -1,0 +1,159 @@
+"""CPU benchmark: the apsp CPU engine side by side with SciPy's floyd_warshall, in one run.
+
+For each n: one random directed graph (weights 1..99, each ordered pair an edge with probability
+--density, no edge elsewhere), SciPy timed once on it (SciPy always computes in float64, whatever
+the input dtype, so its one time is the baseline for every dtype), then apsp.solve(g,
+device="cpu") per dtype: one warm-up call whose result must equal SciPy's (exactly: the weights
+are small integers, so every path length is exact in every dtype), then the median of --reps
+timed calls. Times are end to end from Python (input copy, checks, solve, finalize). Writes JSON
+(schema in the project's helper notes / benchmarks/report.py) and prints a table.
+Not for: the GPU engine (bench_gpu.py).
+
+Usage: python benchmarks/bench_cpu.py [--sizes 1024 2048] [--dtypes ...] [--reps 7] [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+
+import numpy as np
+from scipy.sparse.csgraph import floyd_warshall
+
+import apsp
+from apsp import _core
+
+INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
+# The project's targets at n = 1024 and 2048 on a 2-core machine (speedup over SciPy).
+TARGET = {"float32": 25.0, "float64": 12.0}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> list[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = line.split(":", 1)[1].split()
+                    return [x for x in flags if x.startswith(("avx", "fma", "sse4"))]
+    except OSError:
+        pass
+    return []
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def random_graph(n: int, density: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random((n, n)) < density, rng.integers(1, 100, (n, n)), np.inf)
+
+
+def as_dtype(w: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype.startswith("float"):
+        return w.astype(dtype)
+    return np.where(np.isinf(w), INT_INF[dtype], w).astype(dtype)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
+                    choices=["float32", "float64", "int32", "int64"])
+    ap.add_argument("--reps", type=int, default=7, help="timed apsp calls per point (median)")
+    ap.add_argument("--density", type=float, default=0.1)
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "cpu.json"))
+    args = ap.parse_args()
+
+    info = _core.info()
+    load_before = load_average()
+    machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "gpu": None, "driver": None,
+               "cuda": None, "openmp_threads": info["cpu_threads"], "cpu_flags": cpu_flags(),
+               "python": platform.python_version(), "numpy": np.__version__,
+               "scipy": __import__("scipy").__version__, "load_average_before": load_before}
+    print(f"# {machine['cpu']}, {machine['cores']} cores, {info['cpu_threads']} OpenMP threads, "
+          f"load average {load_before}", flush=True)
+    results: list[dict] = []
+
+    def row(impl, dtype, n, seconds, note, **extra):
+        results.append({"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
+                        "updates_per_s": float(n) ** 3 / seconds, "fraction_of_ceiling": None,
+                        "note": note, **extra})
+
+    print(f"{'impl':9s} {'dtype':8s} {'n':>6s} {'seconds':>10s} {'G upd/s':>9s} {'vs SciPy':>9s}"
+          f" {'target':>7s}", flush=True)
+    for n in args.sizes:
+        w = random_graph(n, args.density, seed=n)
+        t0 = time.perf_counter()
+        ref = floyd_warshall(w)
+        t_scipy = time.perf_counter() - t0
+        row("scipy", "float64", n, t_scipy,
+            "scipy.sparse.csgraph.floyd_warshall, one call (it computes in float64 for every "
+            "input dtype; this time is the baseline of every apsp dtype at this n)")
+        print(f"{'scipy':9s} {'float64':8s} {n:6d} {t_scipy:10.4f} {n ** 3 / t_scipy / 1e9:9.2f}",
+              flush=True)
+        for dtype in args.dtypes:
+            g = as_dtype(w, dtype)
+            got = apsp.solve(g, device="cpu")  # warm-up, and the check that gates the timing
+            got = got.astype(np.float64)
+            if not dtype.startswith("float"):
+                got[got == INT_INF[dtype]] = np.inf
+            if not np.array_equal(got, ref):
+                bad = np.argwhere(got != ref)[0]
+                print(f"apsp {dtype} n={n} disagrees with SciPy at {tuple(bad)}: "
+                      f"{got[tuple(bad)]} vs {ref[tuple(bad)]}", file=sys.stderr)
+                return 1
+            times = []
+            for _ in range(args.reps):
+                t0 = time.perf_counter()
+                apsp.solve(g, device="cpu")
+                times.append(time.perf_counter() - t0)
+            t = statistics.median(times)
+            speedup = t_scipy / t
+            target = TARGET.get(dtype)
+            row("apsp-cpu", dtype, n, t,
+                f"{speedup:.1f}x SciPy float64 ({t_scipy:.3f} s); median of {args.reps} "
+                f"(min {min(times):.4f} s, max {max(times):.4f} s), result equal to SciPy's",
+                speedup_vs_scipy=speedup, target_speedup=target)
+            print(f"{'apsp-cpu':9s} {dtype:8s} {n:6d} {t:10.4f} {n ** 3 / t / 1e9:9.2f} "
+                  f"{speedup:8.1f}x {f'{target:.0f}x' if target else '-':>7s}", flush=True)
+
+    machine["load_average_after"] = load_average()
+    out = {"benchmark": "bench_cpu.py",
+           "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
+           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine,
+           "ceilings": [],
+           "graph": f"random directed, weights 1..99, edge density {args.density}, no edge elsewhere",
+           "results": results}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"# load average after: {machine['load_average_after']}; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The CPU engine's tiled kernels against SciPy at the sizes that break tiled code.
+
+The engine works in pivot blocks of 64 rows/columns and register tiles of 8 rows x 32 (4-byte)
+or 16 (8-byte) columns, with padded last rounds and ragged last tiles, on any leading dimension.
+These tests call the compiled engine directly (``apsp._core.solve_host``, the engine the public
+API uses for ``device="cpu"``) on every dtype, with and without predecessors, on views whose rows
+are longer than n, and check every entry. Not here: the public API's intake and error contract
+(tests/test_api*.py and friends).
+
+Weights are small integers, so every path length is exact in every dtype and results must match
+SciPy (which computes in float64) exactly, not just approximately.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+from scipy.sparse.csgraph import floyd_warshall
+
+import apsp
+from apsp import _core
+
+DTYPES = ("float32", "float64", "int32", "int64")
+INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
+# 1, 2: smaller than every tile; 63/64/65: around one pivot block; 127/129: around two, with
+# a ragged last register tile; 1000: many rounds, a last round of 40 and ragged tiles everywhere.
+SIZES = (1, 2, 7, 8, 9, 63, 64, 65, 127, 129)
+
+
+def random_weights(n: int, seed: int, density: float = 0.1, negative: bool = False) -> np.ndarray:
+    """float64 weights in 1..99 (inf = no edge). negative=True shifts them by integer potentials
+    h: w(i, j) + h(i) - h(j) keeps every cycle's weight (so no negative cycle) but makes many edges
+    negative."""
+    rng = np.random.default_rng(seed)
+    w = np.where(rng.random((n, n)) < density, rng.integers(1, 100, (n, n)), np.inf)
+    if negative:
+        h = rng.integers(0, 60, n)
+        w = w + h[:, None] - h[None, :]
+        w[w == 0] = 1  # SciPy reads a dense 0 as "no edge"; raising a weight adds no cycle
+    return w
+
+
+def as_dtype(w: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype.startswith("float"):
+        return w.astype(dtype)
+    return np.where(np.isinf(w), INF[dtype], w).astype(dtype)
+
+
+def engine(w: np.ndarray, dtype: str, *, ld_extra: int = 0, pred: bool = False, directed=True,
+           unweighted=False):
+    """Runs the CPU engine in place on a view with leading dimension n + ld_extra; checks that
+    the columns outside the view are untouched and returns (dist as float64 with inf, pred)."""
+    n = w.shape[0]
+    big = np.full((n, n + ld_extra), 7, dtype=dtype)
+    view = big[:, :n]
+    view[...] = as_dtype(w, dtype)
+    p = np.full((n, n + ld_extra), 5, dtype=np.int32)
+    pview = p[:, :n] if pred else None
+    _core.solve_host(view, pview, "cpu", 0, directed, unweighted, True, True, None)
+    assert np.all(big[:, n:] == 7), "the engine wrote outside the n x n view"
+    if pred:
+        assert np.all(p[:, n:] == 5), "the engine wrote outside the predecessor view"
+    dist = view.astype(np.float64)
+    if not dtype.startswith("float"):
+        assert np.all((view <= INF[dtype] // 2) | (view == INF[dtype])), "unsnapped integer value"
+        dist[view == INF[dtype]] = np.inf
+    return dist, (pview.copy() if pred else None)
+
+
+def check_predecessors(w: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None:
+    """pred[i, j] must close a shortest path: dist[i, j] == dist[i, q] + w[q, j], q = pred[i, j]
+    (dist[i, i] counted as 0), and -9999 exactly where j is unreachable or j == i."""
+    n = w.shape[0]
+    none = np.isinf(dist) | np.eye(n, dtype=bool)
+    assert np.all(pred[none] == -9999)
+    i, j = np.nonzero(~none)
+    q = pred[i, j]
+    assert np.all((q >= 0) & (q < n))
+    to_q = np.where(q == i, 0.0, dist[i, q])
+    np.testing.assert_array_equal(to_q + w[q, j], dist[i, j])
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sizes_and_leading_dimensions(n, dtype):
+    w = random_weights(n, seed=n, density=0.15, negative=True)
+    ref = floyd_warshall(w)
+    for ld_extra in (0, 3, 64):
+        dist, _ = engine(w, dtype, ld_extra=ld_extra)
+        np.testing.assert_array_equal(dist, ref, err_msg=f"n={n} {dtype} ld=n+{ld_extra}")
+
+
+@pytest.mark.parametrize("n", (1, 2, 63, 65, 129))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_predecessors(n, dtype):
+    w = random_weights(n, seed=100 + n, density=0.1, negative=True)
+    ref = floyd_warshall(w)
+    dist, pred = engine(w, dtype, ld_extra=5, pred=True)
+    np.testing.assert_array_equal(dist, ref)
+    check_predecessors(w, dist, pred)
+
+
+def test_n1000_every_dtype_with_and_without_predecessors():
+    # Many rounds, a last round of 40 pivots, ragged register tiles on every row group; one
+    # SciPy call gives the reference for all eight engine runs.
+    w = random_weights(1000, seed=7, density=0.01, negative=True)
+    w[:, 990:] = np.inf  # the last 10 vertices cannot be reached from anywhere else
+    ref = floyd_warshall(w)
+    assert np.isinf(ref).any() and (ref < 0).any()  # the graph tests both "no edge" and negatives
+    for dtype in DTYPES:
+        dist, _ = engine(w, dtype, ld_extra=24)
+        np.testing.assert_array_equal(dist, ref, err_msg=dtype)
+        dist, pred = engine(w, dtype, pred=True)
+        np.testing.assert_array_equal(dist, ref, err_msg=dtype)
+        check_predecessors(w, dist, pred)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_undirected_and_unweighted(dtype):
+    w = random_weights(129, seed=3, density=0.05)
+    dist, _ = engine(w, dtype, ld_extra=1, directed=False)
+    np.testing.assert_array_equal(dist, floyd_warshall(w, directed=False))
+    dist, _ = engine(w, dtype, unweighted=True)
+    np.testing.assert_array_equal(dist, floyd_warshall(w, unweighted=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_negative_cycle_across_blocks(dtype):
+    # A cycle 3 -> 70 -> 128 -> 3 of weight -1 spans three pivot blocks and a ragged one.
+    n = 129
+    w = random_weights(n, seed=11, density=0.05)
+    w[3, 70], w[70, 128], w[128, 3] = 5, -10, 4
+    with pytest.raises(ScipyNegativeCycleError):
+        floyd_warshall(w)
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        engine(w, dtype)
+    assert {3, 70, 128} <= set(info.value.vertices)
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+def test_scan_reports_the_first_nan_and_neg_inf(dtype):
+    # The input scan runs in parallel over rows; the reported entry must still be the first.
+    w = random_weights(200, seed=5).astype(dtype)
+    w[150, 3] = np.nan
+    w[77, 190] = np.nan
+    with pytest.raises(ValueError, match=r"graph\[77, 190\] is NaN"):
+        _core.solve_host(w.copy(), None, "cpu", 0, True, False, True, True, None)
+    w[77, 190] = -np.inf
+    with pytest.raises(ValueError, match=r"graph\[150, 3\] is NaN"):
+        _core.solve_host(w.copy(), None, "cpu", 0, True, False, True, True, None)
+    w[150, 3] = 1
+    with pytest.raises(ValueError, match=r"graph\[77, 190\] is -inf"):
+        _core.solve_host(w.copy(), None, "cpu", 0, True, False, True, True, None)
+
+
+def test_scan_overflow_bound_counts_off_diagonal_and_negative_diagonal():
+    # (n-1) * max|w| must stay below INT32_INF // 2; a positive diagonal never counts (it is
+    # replaced by 0), a negative one does.
+    n = 100
+    limit = apsp.INT32_INF // 2
+    big = limit // (n - 1) + 1
+    g = np.full((n, n), apsp.INT32_INF, dtype=np.int32)
+    g[10, 10] = big * 4
+    _core.solve_host(g, None, "cpu", 0, True, False, True, True, None)  # diagonal: no error
+    g = np.full((n, n), apsp.INT32_INF, dtype=np.int32)
+    g[60, 2] = -big
+    with pytest.raises(OverflowError, match="int64"):
+        _core.solve_host(g, None, "cpu", 0, True, False, True, True, None)
+    g = np.full((n, n), apsp.INT32_INF, dtype=np.int32)
+    g[60, 60] = -big
+    with pytest.raises(OverflowError):
+        _core.solve_host(g, None, "cpu", 0, True, False, True, True, None)
