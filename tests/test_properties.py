@@ -57,9 +57,9 @@ def test_predecessor_paths_have_the_reported_length(g):
     assert_paths_consistent(g, dist, pred)
 
 
-@given(graphs(zeros=False))
+@given(graphs())
 def test_predecessor_paths_across_tiles(g):
-    # Across tiles, graphs without zero-weight cycles (see PRED_BUG in test_solve.py).
+    # Across tiles, zero-weight cycles included (see test_predecessors_zero_weight_cycle).
     dist, pred = apsp.solve(g, return_predecessors=True, device="cpu")
     assert_paths_consistent(g, dist, pred, max_pairs=3000)
 

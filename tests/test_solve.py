@@ -57,21 +57,10 @@ def test_undirected_takes_the_smaller_direction(device):
                                   [[0, 2, 3], [2, 0, 1], [3, 1, 0]])
 
 
-# Known engine bug (reported to the lead): with zero-weight cycles and more than one tile
-# (n > 64), the blocked engines' predecessor chains can loop, because blocked Floyd-Warshall does
-# not keep the textbook induction that makes every pred chain a simple path. The families below
-# may have zero-weight cycles, so they are checked here only within one tile, until the fix;
-# test_predecessors_zero_weight_cycle pins the bug down (a strict xfail: it fails loudly once the
-# engines are fixed, and then these families go back to every size).
-ZERO_CYCLE_FAMILIES = ("negative_edges", "zero_edges")
-PRED_BUG = "blocked FW predecessors loop on zero-weight cycles when n > one tile (engine bug)"
-
-
 def _pred_cases():
     for name in sorted(FAMILIES):
         for n in (1, 2, 63, 65, 129):
-            if not (name in ZERO_CYCLE_FAMILIES and n > 64):
-                yield pytest.param(name, n, id=f"{name}-{n}")
+            yield pytest.param(name, n, id=f"{name}-{n}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -86,7 +75,7 @@ def test_predecessors(device, name, dtype, n):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_predecessors_undirected_unweighted(device, dtype):
-    g = random_graph(np.random.default_rng(3), 70, dtype, density=0.1)  # no zero cycles: PRED_BUG
+    g = random_graph(np.random.default_rng(3), 70, dtype, density=0.1)
     for kw in ({"directed": False}, {"unweighted": True}, {"directed": False, "unweighted": True}):
         dist, pred = apsp.solve(g, return_predecessors=True, device=device, **kw)
         assert_matches_scipy(dist, g, **kw)
@@ -110,10 +99,10 @@ def test_ties_any_shortest_path_is_right(device):
     assert_paths_consistent(g, dist, pred)
 
 
-@pytest.mark.xfail(reason=PRED_BUG, strict=True, raises=(ValueError, AssertionError))
 def test_predecessors_zero_weight_cycle(device):
-    # Positive weights, 5% zero-weight edges (so zero-weight cycles), n = 100 (two tiles): the
-    # distances are right, but about a third of the pred chains never get back to their source.
+    # Positive weights, 5% zero-weight edges (so zero-weight cycles), n = 100 (two tiles). With a
+    # plain "strict improvement" step, a blocked order left about a third of the pred chains
+    # looping; the (length, hops) step of semiring.hpp keeps every chain a simple path.
     rng = np.random.default_rng(100)
     c = rng.integers(1, 20, size=(100, 100)).astype(np.float64)
     c[rng.random((100, 100)) < 0.05] = 0.0

@@ -74,13 +74,20 @@ struct Semiring<int64_t> {
   }
 };
 
-// With predecessors: strict improvement only, so ties keep the first path found.
+// With predecessors: lexicographic (length, hops). Plain "strict improvement" lets a blocked
+// order pick among equal-length paths inconsistently, and with zero-weight cycles the
+// predecessor chains then loop; comparing hop counts on ties makes every cycle strictly
+// positive, so each row's predecessor graph is a tree. Hops are unsigned: they only wrap inside
+// a negative-cycle run, whose result is discarded.
 template <class T>
-APSP_HD void relax_pred(T& c, int32_t& pc, T a, T b, int32_t pb) {
+APSP_HD void relax_pred(T& c, int32_t& pc, uint32_t& hc, T a, T b, int32_t pb, uint32_t ha,
+                        uint32_t hb) {
   const T s = a + b;
-  if (s < c) {
+  const uint32_t h = ha + hb;
+  if (s < c || (s == c && h < hc)) {
     c = s;
     pc = pb;
+    hc = h;
   }
 }
 

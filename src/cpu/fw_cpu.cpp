@@ -38,7 +38,7 @@ constexpr int64_t kBlock = 64;
 // 8 rows x 2 vectors = 16 accumulators + 2 B vectors + temporaries fit the 32 zmm registers and
 // keep the floating-point pipes busy (measured on one core of the 2-core AVX-512 AMD EPYC this
 // was tuned on: 28.8 G float32, 14.4 G float64, 55 G int32, 27 G int64 updates/s, which is its
-// add + min issue limit; predecessors take the simpler ragged path, about 5x slower).
+// add + min issue limit; predecessors take solve_pred, about 5x slower).
 constexpr int kRows = 8;
 constexpr int kVecs = 2;
 
@@ -211,44 +211,32 @@ struct Cpu {
     }
   }
 
-  // Ragged tiles, and every tile when predecessors are wanted (GCC does not outer-vectorise
-  // the branchy relax_pred): one row at a time, k outermost, the j loop vectorised.
-  template <bool Pred>
-  static void tile_ragged(int64_t rows, int64_t cols, T* c, int64_t ldc, int32_t* pc,
-                          int64_t ldpc, const T* a, const T* b, const int32_t* pb) {
+  // Ragged tiles (the last column strip or row group): one row at a time, k outermost, the j
+  // loop vectorised.
+  static void tile_ragged(int64_t rows, int64_t cols, T* c, int64_t ldc, const T* a, const T* b) {
     for (int64_t r = 0; r < rows; ++r) {
       T* cr = c + r * ldc;
-      int32_t* pcr = Pred ? pc + r * ldpc : nullptr;
       for (int64_t k = 0; k < kBlock; ++k) {
         const T ak = a[r * kBlock + k];
         const T* bk = b + k * kWidth;
-        if constexpr (Pred) {
-          const int32_t* pbk = pb + k * kWidth;
 #pragma omp simd
-          for (int64_t j = 0; j < cols; ++j) relax_pred(cr[j], pcr[j], ak, bk[j], pbk[j]);
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < cols; ++j) cr[j] = S::relax(cr[j], ak, bk[j]);
-        }
+        for (int64_t j = 0; j < cols; ++j) cr[j] = S::relax(cr[j], ak, bk[j]);
       }
     }
   }
 
   // Rows [i0, i0 + rows) x column strips [s0, s1): C = min(C, A (x) B), B packed strip-major
   // (strip s = columns [s kWidth, (s+1) kWidth), kBlock x kWidth each) starting at strip s0.
-  template <bool Pred>
   void product(int64_t i0, int64_t rows, int64_t s0, int64_t s1, int64_t j_end, const T* a,
-               const T* b, const int32_t* pb) const {
+               const T* b) const {
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t j = s * kWidth, cols = std::min<int64_t>(kWidth, j_end - j);
       T* c = row(i0) + j;
-      int32_t* pc = Pred ? prow(i0) + j : nullptr;
       const T* bs = b + (s - s0) * kBlock * kWidth;
-      const int32_t* pbs = Pred ? pb + (s - s0) * kBlock * kWidth : nullptr;
-      if (!Pred && rows == kRows && cols == kWidth)
+      if (rows == kRows && cols == kWidth)
         tile_full(c, ld, a, bs);
       else
-        tile_ragged<Pred>(rows, cols, c, ld, pc, pld, a, bs, pbs);
+        tile_ragged(rows, cols, c, ld, a, bs);
     }
   }
 
@@ -273,28 +261,19 @@ struct Cpu {
   // Pivot tile closure in a copy (kk x kk, stride kBlock): the textbook k-outer order. At
   // step k the row being written may be row k itself; every lane then reads and writes only its
   // own element, and the pivot value is read before the loop, so the SIMD loop is exact.
-  template <bool Pred>
-  static void close_pivot(T* pt, int32_t* ppt, int64_t kk) {
+  static void close_pivot(T* pt, int64_t kk) {
     for (int64_t k = 0; k < kk; ++k) {
       const T* bk = pt + k * kBlock;
-      const int32_t* pbk = ppt + k * kBlock;
       for (int64_t i = 0; i < kk; ++i) {
         T* ci = pt + i * kBlock;
         const T ak = ci[k];
-        if constexpr (Pred) {
-          int32_t* pci = ppt + i * kBlock;
 #pragma omp simd
-          for (int64_t j = 0; j < kk; ++j) relax_pred(ci[j], pci[j], ak, bk[j], pbk[j]);
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < kk; ++j) ci[j] = S::relax(ci[j], ak, bk[j]);
-        }
+        for (int64_t j = 0; j < kk; ++j) ci[j] = S::relax(ci[j], ak, bk[j]);
       }
     }
   }
 
   // ---- the round loop -----------------------------------------------------------------------
-  template <bool Pred>
   void solve(const Options& opt) const {
     const T inf = S::inf();
     const int64_t strips = (n + kWidth - 1) / kWidth;
@@ -303,9 +282,6 @@ struct Cpu {
     auto bp = aligned_buffer<T>(strips * kStrip);      // pre-round pivot rows, strip-major
     auto pt = aligned_buffer<T>(kBlock * kBlock);      // pivot tile being closed
     auto ps = aligned_buffer<T>(kPivotStrips * kStrip);  // closed pivot tile, strip-major
-    auto bpp = aligned_buffer<int32_t>(Pred ? strips * kStrip : 1);
-    auto ppt = aligned_buffer<int32_t>(Pred ? kBlock * kBlock : 1);
-    auto pps = aligned_buffer<int32_t>(Pred ? kPivotStrips * kStrip : 1);
     const int64_t rounds = (n + kBlock - 1) / kBlock;
     const int64_t groups = (n + kRows - 1) / kRows;  // row groups never straddle a block
     constexpr int64_t kPackStrips = 4;
@@ -318,19 +294,12 @@ struct Cpu {
         // 1. One thread closes the pivot tile ...
 #pragma omp single nowait
         {
-          for (int64_t i = 0; i < kk; ++i) {
+          for (int64_t i = 0; i < kk; ++i)
             std::copy(row(k0 + i) + k0, row(k0 + i) + k1, pt.get() + i * kBlock);
-            if constexpr (Pred)
-              std::copy(prow(k0 + i) + k0, prow(k0 + i) + k1, ppt.get() + i * kBlock);
-          }
-          close_pivot<Pred>(pt.get(), ppt.get(), kk);
-          for (int64_t i = 0; i < kk; ++i) {
+          close_pivot(pt.get(), kk);
+          for (int64_t i = 0; i < kk; ++i)
             std::copy(pt.get() + i * kBlock, pt.get() + i * kBlock + kk, row(k0 + i) + k0);
-            if constexpr (Pred)
-              std::copy(ppt.get() + i * kBlock, ppt.get() + i * kBlock + kk, prow(k0 + i) + k0);
-          }
           pack<T>(pt.get(), kBlock, 0, kk, 0, kk, ps.get(), inf);
-          if constexpr (Pred) pack<int32_t>(ppt.get(), kBlock, 0, kk, 0, kk, pps.get(), kNoPredecessor);
         }
         // 2. ... while the others pack the pre-round pivot rows outside the pivot columns.
 #pragma omp for schedule(dynamic, 1) nowait
@@ -341,7 +310,6 @@ struct Cpu {
             if (a >= z) continue;
             const int64_t j0 = a * kWidth, j1 = std::min(n, z * kWidth);
             pack<T>(d, ld, k0, kk, j0, j1, bp.get(), inf);
-            if constexpr (Pred) pack<int32_t>(p, pld, k0, kk, j0, j1, bpp.get(), kNoPredecessor);
           }
         }
 #pragma omp barrier
@@ -358,15 +326,67 @@ struct Cpu {
           };
           load_a();
           if (i0 < k0 || i0 >= k1) {
-            product<Pred>(i0, rows, sk0, sk1, k1, abuf, ps.get(), pps.get());
+            product(i0, rows, sk0, sk1, k1, abuf, ps.get());
             load_a();
           }
-          product<Pred>(i0, rows, 0, sk0, n, abuf, bp.get(), bpp.get());
-          product<Pred>(i0, rows, sk1, strips, n, abuf, bp.get() + sk1 * kStrip,
-                        Pred ? bpp.get() + sk1 * kStrip : nullptr);
+          product(i0, rows, 0, sk0, n, abuf, bp.get());
+          product(i0, rows, sk1, strips, n, abuf, bp.get() + sk1 * kStrip);
         }
       }
       if (opt.progress) opt.progress(opt.progress_ctx, round + 1, rounds);
+    }
+  }
+
+  // ---- predecessors --------------------------------------------------------------------------
+  // The textbook three-phase blocked order (pivot tile, pivot row and column, the rest) with k
+  // outermost inside every tile, which is exact in place, and the lexicographic (length, hops)
+  // step of semiring.hpp, so that ties never close a loop in the predecessor chains. Needs an
+  // n x n scratch of hop counts (4 bytes per pair); about 5x slower than the product path above.
+  void solve_pred(const Options& opt) const {
+    const size_t nn = size_t(n);
+    auto hops = aligned_buffer<uint32_t>(int64_t(nn * nn));
+    uint32_t* h = hops.get();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      std::fill(h + i * nn, h + (i + 1) * nn, 1u);  // non-edges count as INF-weight edges
+      h[i * nn + i] = 0;
+    }
+    auto tile = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const T* dk = row(k);
+        const int32_t* pk = prow(k);
+        const uint32_t* hk = h + k * nn;
+        for (int64_t i = i0; i < i1; ++i) {
+          T* di = row(i);
+          int32_t* pi = prow(i);
+          uint32_t* hi = h + i * nn;
+          const T a = di[k];
+          const uint32_t ha = hi[k];
+#pragma omp simd
+          for (int64_t j = j0; j < j1; ++j) relax_pred(di[j], pi[j], hi[j], a, dk[j], pk[j], ha, hk[j]);
+        }
+      }
+    };
+    const int64_t nb = (n + kBlock - 1) / kBlock;
+    auto lo = [](int64_t b) { return b * kBlock; };
+    auto hi = [&](int64_t b) { return std::min(n, (b + 1) * kBlock); };
+    for (int64_t r = 0; r < nb; ++r) {
+      const int64_t k0 = lo(r), k1 = hi(r);
+      tile(k0, k1, k0, k1, k0, k1);
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int64_t t = 0; t < 2 * nb; ++t) {
+        const int64_t b = t / 2;
+        if (b == r) continue;
+        if (t % 2 == 0)
+          tile(k0, k1, lo(b), hi(b), k0, k1);
+        else
+          tile(lo(b), hi(b), k0, k1, k0, k1);
+      }
+#pragma omp parallel for schedule(dynamic, 1) collapse(2)
+      for (int64_t bi = 0; bi < nb; ++bi)
+        for (int64_t bj = 0; bj < nb; ++bj)
+          if (bi != r && bj != r) tile(lo(bi), hi(bi), lo(bj), hi(bj), k0, k1);
+      if (opt.progress) opt.progress(opt.progress_ctx, r + 1, nb);
     }
   }
 
@@ -403,9 +423,9 @@ void run(const Matrix& dist, const PredMatrix& pred, const Options& opt) {
   if (opt.check_input) check_input_stats(dist, e.scan(opt));
   e.apply_rules(opt);
   if (pred.data)
-    e.template solve<true>(opt);
+    e.solve_pred(opt);
   else
-    e.template solve<false>(opt);
+    e.solve(opt);
   const std::vector<int64_t> negative = e.finalize();
   if (opt.check_negative_cycles) check_negative_cycles(negative, dist.n);
 }
