@@ -40,6 +40,10 @@ constexpr int64_t kBlock = 64;
 // was tuned on: 28.8 G float32, 14.4 G float64, 55 G int32, 27 G int64 updates/s, which is its
 // add + min issue limit; predecessors take solve_pred, about 5x slower).
 constexpr int kRows = 8;
+// Below this n a solve takes well under a millisecond on one core, and OpenMP barriers cost more
+// than they save (on a loaded machine a barrier can wait a whole scheduler slice), so smaller
+// graphs run on the calling thread.
+constexpr int64_t kParallelMinN = 256;
 constexpr int kVecs = 2;
 
 struct FreeDeleter {
@@ -75,7 +79,7 @@ struct Cpu {
   InputStats scan(const Options& opt) const {
     const int threads = omp_get_max_threads();
     std::vector<InputStats> part(size_t(threads) * 2);  // 2x: keep neighbours off one line
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel if(n >= kParallelMinN) num_threads(threads)
     {
       InputStats& st = part[size_t(omp_get_thread_num()) * 2];
 #pragma omp for schedule(static)
@@ -156,7 +160,7 @@ struct Cpu {
       }
     };
     if (opt.directed) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
       for (int64_t i = 0; i < n; ++i) {
         if (clamp) clamp_row(row(i));
         finish_row(i);
@@ -164,17 +168,17 @@ struct Cpu {
       return;
     }
     if (clamp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
       for (int64_t i = 0; i < n; ++i) clamp_row(row(i));
     }
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if(n >= kParallelMinN)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = i + 1; j < n; ++j) {
         const T w = std::min(row(i)[j], row(j)[i]);
         row(i)[j] = w;
         row(j)[i] = w;
       }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
     for (int64_t i = 0; i < n; ++i) finish_row(i);
   }
 
@@ -289,7 +293,7 @@ struct Cpu {
     for (int64_t round = 0; round < rounds; ++round) {
       const int64_t k0 = round * kBlock, k1 = std::min(n, k0 + kBlock), kk = k1 - k0;
       const int64_t sk0 = k0 / kWidth, sk1 = (k1 + kWidth - 1) / kWidth;  // pivot strips
-#pragma omp parallel
+#pragma omp parallel if(n >= kParallelMinN)
       {
         // 1. One thread closes the pivot tile ...
 #pragma omp single nowait
@@ -346,7 +350,7 @@ struct Cpu {
     const size_t nn = size_t(n);
     auto hops = aligned_buffer<uint32_t>(int64_t(nn * nn));
     uint32_t* h = hops.get();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
     for (int64_t i = 0; i < n; ++i) {
       std::fill(h + i * nn, h + (i + 1) * nn, 1u);  // non-edges count as INF-weight edges
       h[i * nn + i] = 0;
@@ -373,7 +377,7 @@ struct Cpu {
     for (int64_t r = 0; r < nb; ++r) {
       const int64_t k0 = lo(r), k1 = hi(r);
       tile(k0, k1, k0, k1, k0, k1);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if(n >= kParallelMinN)
       for (int64_t t = 0; t < 2 * nb; ++t) {
         const int64_t b = t / 2;
         if (b == r) continue;
@@ -382,7 +386,7 @@ struct Cpu {
         else
           tile(lo(b), hi(b), k0, k1, k0, k1);
       }
-#pragma omp parallel for schedule(dynamic, 1) collapse(2)
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) if(n >= kParallelMinN)
       for (int64_t bi = 0; bi < nb; ++bi)
         for (int64_t bj = 0; bj < nb; ++bj)
           if (bi != r && bj != r) tile(lo(bi), hi(bi), lo(bj), hi(bj), k0, k1);
@@ -394,7 +398,7 @@ struct Cpu {
   std::vector<int64_t> finalize() const {
     const T inf = S::inf();
     if (p || !std::is_floating_point_v<T>) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
       for (int64_t i = 0; i < n; ++i) {
         T* r = row(i);
         if constexpr (!std::is_floating_point_v<T>) {
