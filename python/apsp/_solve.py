@@ -39,6 +39,7 @@ def solve(
     overwrite: bool = False,
     device: Any = None,
     progress: bool = False,
+    check: bool = True,
 ) -> Result:
     """All-pairs shortest paths of a dense n x n weight matrix (blocked Floyd-Warshall).
 
@@ -48,7 +49,10 @@ def solve(
         ``graph[i, j]`` is the weight of edge i -> j. No edge: ``+inf`` for floats, any value
         ``>= apsp.INT32_INF`` / ``apsp.INT64_INF`` for integers. Zero is a real zero-weight edge;
         negative weights are allowed. NumPy arrays, scipy.sparse matrices, and device arrays
-        (PyTorch, CuPy, DLPack / ``__cuda_array_interface__`` producers) are accepted.
+        (PyTorch, CuPy, DLPack / ``__cuda_array_interface__`` producers) are accepted; device
+        arrays are solved on their own device, on the caller's current stream, and never leave
+        it. Torch tensors that require grad are treated as data (the solve is not recorded by
+        autograd).
     directed : bool
         False symmetrises the graph: weight(i, j) = min(G[i, j], G[j, i]).
     unweighted : bool
@@ -64,6 +68,18 @@ def solve(
         CPU engine.
     progress : bool
         Show a progress bar (tqdm when installed, a stderr line otherwise).
+    check : bool
+        Device arrays only (host inputs are always checked). True (default) validates the input
+        before solving (NaN, -inf, and for integers the overflow bound) and detects negative
+        cycles after it. On a device array each check reads data back to the host, so each costs
+        one synchronisation of the caller's stream: the input scan is one pass over the n^2
+        entries plus a wait for the stream to reach it; the negative-cycle check reads the
+        n-entry diagonal after the solve, so the call returns only when the solve has finished.
+        False skips both and the call returns as soon as the work is enqueued (fully
+        asynchronous): the caller then guarantees that there are no NaN or -inf weights and, for
+        integers, that path lengths fit (|w| * (n - 1) < INF / 2); a negative cycle shows up as
+        ``dist.diagonal() < 0``, which the caller can test on the device, and distances that
+        can reach such a cycle are then meaningless.
 
     Returns
     -------
@@ -91,7 +107,7 @@ def solve(
 
         return solve_device_array(graph, directed=directed, unweighted=unweighted,
                                   return_predecessors=return_predecessors, overwrite=overwrite,
-                                  device=device, progress=progress)
+                                  device=device, progress=progress, check=check)
     return _intake.wrap_host_result(
         graph,
         solve_host(_intake.as_host_array(graph), directed=directed, unweighted=unweighted,
