@@ -9,7 +9,6 @@
 #include <string>
 
 #include "apsp/apsp.hpp"
-#include "cuda_rt.hpp"
 #include "device_buffer.hpp"
 #include "intake.hpp"
 
@@ -115,7 +114,8 @@ ArrayView view_of(py::handle obj, const char* what) {
 }
 
 // Solves in place on device memory, enqueued on `stream` (0 = legacy default) of the array's
-// device; the current device is restored afterwards. The host waits only for enabled checks.
+// device (the engine sets that device and restores the caller's). The host waits only for the
+// enabled checks.
 void solve_array(py::object work, py::object pred, uintptr_t stream, bool directed,
                  bool unweighted, bool check_input, bool check_negative_cycles,
                  py::object progress) {
@@ -136,7 +136,6 @@ void solve_array(py::object work, py::object pred, uintptr_t stream, bool direct
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
                                  progress.is_none() ? nullptr : &cb);
   py::gil_scoped_release release;
-  apsp_py::cuda::DeviceGuard guard(w.device);
   apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream));
 }
 
