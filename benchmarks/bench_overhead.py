@@ -24,6 +24,7 @@ import time
 from typing import Callable
 
 import torch
+import torch.utils.dlpack
 
 import apsp
 from apsp import _core
@@ -102,6 +103,9 @@ def main() -> None:
          lambda: torch.cuda.current_stream(0).cuda_stream),
         ("piece: t.__dlpack__(stream, max_version) + DeviceArray + close", "apsp-piece-intake",
          intake),
+        ("piece: torch.utils.dlpack.to_dlpack(t) + DeviceArray + close (no stream argument)",
+         "apsp-piece-intake-to_dlpack",
+         lambda: _core.DeviceArray(torch.utils.dlpack.to_dlpack(t), True).close()),
         ("piece: _core.solve_array alone (binding + engine enqueue)", "apsp-piece-core",
          lambda: _core.solve_array(arr, None, stream, True, False, False, False, None)),
         ("apsp.solve(t, overwrite=True) with checks (waits for the device)", "apsp-gpu-checked",
