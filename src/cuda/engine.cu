@@ -100,16 +100,19 @@ void dispatch(DType dtype, Tiles t, F&& f) {
 struct DeviceGuard {  // sets the current device, restores the caller's on exit
   int prev = -1;
   explicit DeviceGuard(int device) {
-    int count = 0;
-    APSP_CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (device < 0 || device >= count) {
+    APSP_CUDA_CHECK(cudaGetDevice(&prev));
+    if (prev == device) return;
+    const cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      int count = 0;
+      (void)cudaGetDeviceCount(&count);
       std::ostringstream m;
-      m << "CUDA device " << device << " does not exist: " << count << " device(s) visible; use 0.."
-        << count - 1;
+      m << "CUDA device " << device << " cannot be used (" << cudaGetErrorName(err) << ": "
+        << cudaGetErrorString(err) << "); " << count << " device(s) visible: use 0.." << count - 1;
+      prev = -1;
       throw CudaError(m.str());
     }
-    APSP_CUDA_CHECK(cudaGetDevice(&prev));
-    if (prev != device) APSP_CUDA_CHECK(cudaSetDevice(device));
   }
   ~DeviceGuard() {
     if (prev >= 0) (void)cudaSetDevice(prev);
