@@ -5,6 +5,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -44,10 +47,11 @@ struct Plan<T, Tiles::k128> {  // large n: 128 x 128 GEMM tiles, 8 x 8 per threa
   using type = T;
   static constexpr int K = 128;
   static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
-  using G = Gemm<T, K, 8, 8, BK, 3>;
+  static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
+  using G = Gemm<T, K, 8, TN, BK, 3>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, 8, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3>;
 };
 template <class T>
 struct Plan<T, Tiles::k64> {  // small n: more, smaller tiles so that all SMs have work
@@ -68,8 +72,11 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
 
-Tiles choose_tiles(int64_t n, bool pred) {
+// 8-byte types are compute-bound at a third of the int32 rate, so 64-wide rounds (more of them,
+// 2 blocks per SM, no register spills) cost nothing in memory traffic that matters.
+Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
   if (pred) return Tiles::pred32;
+  if (dtype_size(dtype) == 8) return Tiles::k64;
   return n <= 2048 ? Tiles::k64 : Tiles::k128;
 }
 
@@ -163,31 +170,86 @@ void prepare_kernels() {
   }
 }
 
-template <class P>
-void enqueue_rounds(const Job& job, cudaStream_t stream, int64_t r_begin, int64_t r_end) {
+// Per-call helper stream (high priority) and the two events of the look-ahead pipeline.
+struct Lookahead {
+  cudaStream_t aux = nullptr;
+  cudaEvent_t aux_done = nullptr, main_done = nullptr;
+  Lookahead() {
+    int lo = 0, hi = 0;
+    APSP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    APSP_CUDA_CHECK(cudaStreamCreateWithPriority(&aux, cudaStreamNonBlocking, hi));
+    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&aux_done, cudaEventDisableTiming));
+    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&main_done, cudaEventDisableTiming));
+  }
+  ~Lookahead() {  // nothing may be left running on aux (an exception between rounds)
+    if (aux) (void)cudaStreamSynchronize(aux);
+    if (aux) (void)cudaStreamDestroy(aux);
+    if (aux_done) (void)cudaEventDestroy(aux_done);
+    if (main_done) (void)cudaEventDestroy(main_done);
+  }
+};
+
+// Round loop. Without predecessors it runs with one round of look-ahead on two streams:
+//   aux:  P3a(r) = phase 3 on row/column r+1; phase 1 (r+1); phase 2 (r+1)
+//   main: P3b(r) = phase 3 on every other tile (outside rows/columns r and r+1)
+// so the next round's pivot work (the critical path) overlaps the bulk of this round's phase 3.
+// `after_round(r)` is called on the host after round r has been enqueued (progress reporting).
+template <class P, class AfterRound>
+void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round) {
   using T = typename P::type;
   constexpr int K = P::K;
   T* d = static_cast<T*>(job.d);
   const int64_t n = job.n, ld = job.ld;
   const int64_t nb = (n + K - 1) / K;
-  for (int64_t r = r_begin; r < r_end; ++r) {
-    const int64_t k0 = r * K;
-    const int kw = int(std::min<int64_t>(K, n - k0));
-    constexpr int pivot_threads = 256;
-    P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, k0, kw);
-    APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-    if (nb == 1) continue;
-    const dim3 grid2(unsigned(2 * (nb - 1))), grid3(unsigned(nb - 1), unsigned(nb - 1));
-    if constexpr (P::pred) {
-      P::gemm_pred<<<grid2, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, r, k0, kw, 2);
-      APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 2)");
-      P::gemm_pred<<<grid3, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, r, k0, kw, 3);
-      APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 3)");
-    } else {
-      P::gemm<<<grid2, P::G::threads, P::G::smem_bytes, stream>>>(d, n, ld, r, k0, kw, 2);
-      APSP_CUDA_CHECK_LAUNCH("minplus_kernel (phase 2)");
-      P::gemm<<<grid3, P::G::threads, P::G::smem_bytes, stream>>>(d, n, ld, r, k0, kw, 3);
-      APSP_CUDA_CHECK_LAUNCH("minplus_kernel (phase 3)");
+  auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
+  constexpr int pivot_threads = 256;
+  if constexpr (P::pred) {
+    for (int64_t r = 0; r < nb; ++r) {
+      const int64_t k0 = r * K;
+      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, k0, kwidth(r));
+      APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
+      if (nb > 1) {
+        P::gemm_pred<<<unsigned(2 * (nb - 1)), K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, r, k0,
+                                                                     kwidth(r), kPanels);
+        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 2)");
+        P::gemm_pred<<<dim3(unsigned(nb - 1), unsigned(nb - 1)), K * 8, 0, stream>>>(
+            d, n, ld, job.p, job.pld, r, k0, kwidth(r), kAllButPivot);
+        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 3)");
+      }
+      after_round(r);
+    }
+  } else {
+    using G = typename P::G;
+    const bool aligned = (reinterpret_cast<uintptr_t>(d) % 16 == 0) && (ld * sizeof(T)) % 16 == 0;
+    auto gemm = [&](cudaStream_t s, int64_t r, int part, dim3 grid, const char* what) {
+      if (grid.x == 0 || grid.y == 0) return;
+      P::gemm<<<grid, G::threads, G::smem_bytes, s>>>(d, n, ld, r, r * K, kwidth(r), part, aligned);
+      APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
+      (void)what;
+    };
+    auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
+      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, r * K, kwidth(r));
+      APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
+      gemm(s, r, kPanels, dim3(unsigned(2 * (nb - 1))), "phase 2");
+    };
+    Lookahead la;
+    APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
+    APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
+    pivot_and_panels(la.aux, 0);
+    APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+    for (int64_t r = 0; r < nb; ++r) {
+      APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // phase 2 (r) done
+      if (r + 1 < nb) {
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // P3b (r-1) done
+        gemm(la.aux, r, kNextPanels, dim3(unsigned(2 * (nb - 2) + 1)), "phase 3, next panels");
+        pivot_and_panels(la.aux, r + 1);
+        APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+        gemm(stream, r, kRest, dim3(unsigned(nb - 2), unsigned(nb - 2)), "phase 3, rest");
+        APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
+      } else {
+        gemm(stream, r, kAllButPivot, dim3(unsigned(nb - 1), unsigned(nb - 1)), "phase 3");
+      }
+      after_round(r);
     }
   }
 }
@@ -233,9 +295,8 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
   OwnStream cap;
   cudaGraph_t graph = nullptr;
   APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
-  const int64_t nb = (job.n + P::K - 1) / P::K;
   try {
-    enqueue_rounds<P>(job, cap.s, 0, nb);
+    enqueue_rounds<P>(job, cap.s, [](int64_t) {});
   } catch (...) {
     (void)cudaStreamEndCapture(cap.s, &graph);
     if (graph) (void)cudaGraphDestroy(graph);
@@ -264,9 +325,11 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
 }
 
 // ---- one solve -----------------------------------------------------------------------------------
+// Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
+// the caller raises NegativeCycleError once the results are where the caller wants them.
 template <class P>
-void solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt, int device,
-                     cudaStream_t stream, Tiles tiles) {
+std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt,
+                                     int device, cudaStream_t stream, Tiles tiles) {
   using T = typename P::type;
   const int64_t n = dist.n, ld = dist.ld;
   T* d = static_cast<T*>(dist.data);
@@ -310,46 +373,62 @@ void solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& 
   if (opt.progress) {
     // Sync every `every` rounds only: each wait drains the pipeline once (< 2% in all).
     const int64_t every = std::max<int64_t>(1, (nb + 31) / 32);
-    for (int64_t r = 0; r < nb; r += every) {
-      const int64_t r_end = std::min(nb, r + every);
-      enqueue_rounds<P>(job, stream, r, r_end);
+    enqueue_rounds<P>(job, stream, [&](int64_t r) {
+      if ((r + 1) % every != 0 && r + 1 != nb) return;
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      opt.progress(opt.progress_ctx, r_end, nb);
-    }
+      opt.progress(opt.progress_ctx, r + 1, nb);
+    });
   } else if (n <= kGraphMaxN) {
     const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
     cudaGraphExec_t exec = rounds_graph<P>(key, job);
     APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
   } else {
-    enqueue_rounds<P>(job, stream, 0, nb);
+    enqueue_rounds<P>(job, stream, [](int64_t) {});
   }
 
   finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, st, negative);
   APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
 
+  std::vector<int64_t> v;
   if (opt.check_negative_cycles) {
     unsigned long long count = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &st->negative_count, sizeof(count),
                                     cudaMemcpyDeviceToHost, stream));
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
     if (count > 0) {
-      std::vector<int64_t> v(count);
-      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), negative, count * sizeof(int64_t),
+      v.resize(size_t(count));
+      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), negative, size_t(count) * sizeof(int64_t),
                                       cudaMemcpyDeviceToHost, stream));
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::sort(v.begin(), v.end());
-      check_negative_cycles(v, n);
     }
   }
+  return v;
 }
 
-void solve_device_matrix(const Matrix& dist, const PredMatrix& pred, const Options& opt, int device,
-                         cudaStream_t stream) {
-  const Tiles tiles = choose_tiles(dist.n, pred.data != nullptr);
+std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
+                                         const Options& opt, int device, cudaStream_t stream) {
+  const Tiles tiles = choose_tiles(dist.n, dist.dtype, pred.data != nullptr);
+  std::vector<int64_t> negative;
   dispatch(dist.dtype, tiles, [&](auto plan) {
-    solve_on_stream<decltype(plan)>(dist, pred, opt, device, stream, tiles);
+    negative = solve_on_stream<decltype(plan)>(dist, pred, opt, device, stream, tiles);
   });
+  return negative;
 }
+
+// APSP_CUDA_TRACE=1 prints the host path's stage times to stderr (diagnostics only).
+struct Trace {
+  bool on = std::getenv("APSP_CUDA_TRACE") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void operator()(const char* what) {
+    if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "apsp cuda: %-10s %8.3f ms\n", what,
+                 std::chrono::duration<double, std::milli>(now - t).count());
+    t = now;
+  }
+};
 
 std::string bytes_text(uint64_t b) {
   std::ostringstream s;
@@ -364,7 +443,9 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
   check_views(dist, pred);
   if (dist.n == 0) return;
   cuda_detail::DeviceGuard guard(device);
-  cuda_detail::solve_device_matrix(dist, pred, options, device, static_cast<cudaStream_t>(stream));
+  const std::vector<int64_t> negative = cuda_detail::solve_device_matrix(
+      dist, pred, options, device, static_cast<cudaStream_t>(stream));
+  check_negative_cycles(negative, dist.n);
 }
 
 void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device) {
@@ -389,22 +470,24 @@ void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int d
       << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
     throw MemoryError(m.str());
   }
+  Trace trace;
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
   std::unique_ptr<DeviceBuffer> pbuf;
   if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
+  trace("allocate");
   upload_matrix(dbuf.ptr, dist.data, n, dist.ld, es, stream.s);
+  trace("upload");
   Matrix dev{dbuf.ptr, n, n, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
-  std::exception_ptr failure;
-  try {
-    solve_device_matrix(dev, dpred, options, device, stream.s);
-  } catch (const NegativeCycleError&) {
-    failure = std::current_exception();  // results are still copied back, like the CPU engine
-  }
+  const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
+  if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  trace("solve");
+  // Results are copied back even when a negative cycle is reported, like the CPU engine.
   download_matrix(dist.data, dbuf.ptr, n, dist.ld, es, stream.s);
   if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
-  if (failure) std::rethrow_exception(failure);
+  trace("download");
+  check_negative_cycles(negative, n);
 }
 
 }  // namespace apsp

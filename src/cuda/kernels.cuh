@@ -232,32 +232,50 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 }
 
 // ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------
-// Tiles are K x K and aligned to the pivot blocks. Phase 2 (grid.x = 2 (nb-1)): the pivot row
-// panel, C = D[kb, jb] with A = the closed pivot tile and B = C itself, and the pivot column panel,
-// C = D[ib, kb] with A = C and B = the pivot tile. A block reads all of its own tile before it
-// writes any of it, so the aliasing is safe. Phase 3 (grid (nb-1, nb-1)): every other tile, with
-// A = D[ib, kb] and B = D[kb, jb] final for the round.
+// Tiles are K x K and aligned to the pivot blocks. Phase 2: the pivot row panel, C = D[kb, jb] with
+// A = the closed pivot tile and B = C itself, and the pivot column panel, C = D[ib, kb] with A = C
+// and B = the pivot tile. A block reads all of its own tile before it writes any of it, so the
+// aliasing is safe. Phase 3: every other tile, with A = D[ib, kb] and B = D[kb, jb] final for the
+// round. With look-ahead the phase-3 tiles are launched in two parts: the next round's panels
+// (row and column r+1) first, so that round r+1's pivot work overlaps the rest.
+enum Part : int {
+  kPanels = 2,      // grid.x = 2 (nb-1): pivot row and column panels of round r
+  kAllButPivot = 3, // grid (nb-1, nb-1): every tile outside row and column r
+  kNextPanels = 4,  // grid.x = 2 (nb-2) + 1: row and column r+1 (outside row/column r)
+  kRest = 5,        // grid (nb-2, nb-2): every tile outside rows/columns r and r+1
+};
 struct TileCoords {
   int64_t i0, j0;
 };
-__device__ __forceinline__ TileCoords tile_coords(int phase, int64_t r, int64_t K) {
-  if (phase == 2) {
-    int64_t b = blockIdx.x >> 1;
-    b += (b >= r);
-    return (blockIdx.x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+__device__ __forceinline__ int64_t skip1(int64_t b, int64_t r) { return b + (b >= r); }
+__device__ __forceinline__ int64_t skip2(int64_t b, int64_t r) {  // skips r and r + 1
+  return b + 2 * (b >= r);
+}
+__device__ __forceinline__ TileCoords tile_coords(int part, int64_t r, int64_t K) {
+  switch (part) {
+    case kPanels: {
+      const int64_t b = skip1(blockIdx.x >> 1, r);
+      return (blockIdx.x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+    }
+    case kNextPanels: {
+      if (blockIdx.x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
+      const int64_t b = skip2((blockIdx.x - 1) >> 1, r);
+      return ((blockIdx.x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
+    }
+    case kRest:
+      return TileCoords{skip2(blockIdx.y, r) * K, skip2(blockIdx.x, r) * K};
+    default:
+      return TileCoords{skip1(blockIdx.y, r) * K, skip1(blockIdx.x, r) * K};
   }
-  const int64_t bi = blockIdx.y + (int64_t(blockIdx.y) >= r);
-  const int64_t bj = blockIdx.x + (int64_t(blockIdx.x) >= r);
-  return TileCoords{bi * K, bj * K};
 }
 
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -266,62 +284,68 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // GEMM-shaped min-plus kernel: block tile K x K, thread tile TM x TN, k chunks of BK staged in
-// shared memory by cp.async (STAGES deep). A is kept m-major with one word of padding per row
+// shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector
 // (scalar reads, conflict-free); B is k-major and read as 16-byte vectors. Thread (ty, tx) owns
-// rows ty + RY*a and column groups (tx + RX*g)*V .. +V.
+// rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
+// matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
+// block) and unaligned leading dimensions use 1-element copies with clamped indices.
 template <class T, int K, int TM, int TN, int BK, int STAGES>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
   static constexpr int threads = RY * RX;
   static constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte vector
   static constexpr int G = TN / V;                // vector groups per thread
-  static constexpr int A_LD = BK + 1;
+  static constexpr int A_LD = BK + V;
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
-  static constexpr int STAGE_ELEMS = A_ELEMS + ((B_ELEMS + V - 1) / V) * V;
-  static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T) + 16;
+  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
+  static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
+  static constexpr int min_blocks = K >= 128 ? 1 : 2;  // 8 x 8 tiles need ~200 registers
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
-  static_assert((K * BK) % threads == 0, "chunk must split evenly over the threads");
+  static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
+  static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
 };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES>
-__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads)
-    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
-                   int phase) {
+template <class T, int K, int TM, int TN, int BK, int STAGES, bool Fast>
+__device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
+                                             int kw, TileCoords tc, T* smem) {
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
-
-  const TileCoords tc = tile_coords(phase, r, K);
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
-
-  // Row/column clamps: out-of-range rows and columns read a valid duplicate and are never stored.
-  auto crow = [&](int64_t i) { return i < n ? i : n - 1; };
+  auto crow = [&](int64_t i) { return Fast ? i : (i < n ? i : n - 1); };
+  auto ck = [&](int kk) { return Fast ? kk : (kk < kw ? kk : kw - 1); };
 
   auto load_chunk = [&](int chunk, int stage) {
     T* As = smem + stage * Cfg::STAGE_ELEMS;
     T* Bs = As + Cfg::A_ELEMS;
     const int kc = chunk * BK;
+    if constexpr (Fast) {
+      constexpr int AV = BK / V, BV = K / V;  // vectors per A row, per B row
 #pragma unroll
-    for (int q = 0; q < (K * BK) / threads; ++q) {
-      const int e = tid + q * threads;
-      const int m = e / BK, kk = e % BK;
-      const int64_t gi = crow(tc.i0 + m);
-      const int64_t gk = k0 + (kc + kk < kw ? kc + kk : kw - 1);
-      const T* src = d + gi * ld + gk;
-      if constexpr (sizeof(T) == 4) cp_async4(As + m * Cfg::A_LD + kk, src);
-      else cp_async8(As + m * Cfg::A_LD + kk, src);
-    }
+      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int m = e / AV, kv = e % AV;
+        cp_async<16>(As + m * Cfg::A_LD + kv * V, d + (tc.i0 + m) * ld + k0 + kc + kv * V);
+      }
 #pragma unroll
-    for (int q = 0; q < (K * BK) / threads; ++q) {
-      const int e = tid + q * threads;
-      const int kk = e / K, cc = e % K;
-      const int64_t gk = k0 + (kc + kk < kw ? kc + kk : kw - 1);
-      const int64_t gj = crow(tc.j0 + cc);
-      const T* src = d + gk * ld + gj;
-      if constexpr (sizeof(T) == 4) cp_async4(Bs + kk * K + cc, src);
-      else cp_async8(Bs + kk * K + cc, src);
+      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int kk = e / BV, cv = e % BV;
+        cp_async<16>(Bs + kk * K + cv * V, d + (k0 + kc + kk) * ld + tc.j0 + cv * V);
+      }
+    } else {
+#pragma unroll 1
+      for (int q = 0; q < (K * BK) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int m = e / BK, kk = e % BK;
+        cp_async<sizeof(T)>(As + m * Cfg::A_LD + kk, d + crow(tc.i0 + m) * ld + k0 + ck(kc + kk));
+      }
+#pragma unroll 1
+      for (int q = 0; q < (K * BK) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int kk = e / K, cc = e % K;
+        cp_async<sizeof(T)>(Bs + kk * K + cc, d + (k0 + ck(kc + kk)) * ld + crow(tc.j0 + cc));
+      }
     }
   };
 
@@ -335,11 +359,11 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads)
   T c[TM][TN];
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
-    const int64_t gi = crow(tc.i0 + ty + RY * a);
+    const T* row = d + crow(tc.i0 + ty + RY * a) * ld;
 #pragma unroll
     for (int g = 0; g < G; ++g)
 #pragma unroll
-      for (int v = 0; v < V; ++v) c[a][g * V + v] = d[gi * ld + crow(tc.j0 + (tx + RX * g) * V + v)];
+      for (int v = 0; v < V; ++v) c[a][g * V + v] = row[crow(tc.j0 + (tx + RX * g) * V + v)];
   }
 
   for (int chunk = 0; chunk < chunks; ++chunk) {
@@ -375,15 +399,34 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads)
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
-    if (gi >= n) continue;
+    if (!Fast && gi >= n) continue;
+    T* row = d + gi * ld;
 #pragma unroll
-    for (int g = 0; g < G; ++g)
+    for (int g = 0; g < G; ++g) {
+      const int64_t gj = tc.j0 + (tx + RX * g) * V;
+      if (Fast) {
+        *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
+      } else {
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const int64_t gj = tc.j0 + (tx + RX * g) * V + v;
-        if (gj < n) d[gi * ld + gj] = c[a][g * V + v];
+        for (int v = 0; v < V; ++v)
+          if (gj + v < n) row[gj + v] = c[a][g * V + v];
       }
+    }
   }
+}
+
+template <class T, int K, int TM, int TN, int BK, int STAGES>
+__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads,
+                                  Gemm<T, K, TM, TN, BK, STAGES>::min_blocks)
+    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
+                   int part, bool aligned) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  const TileCoords tc = tile_coords(part, r, K);
+  if (aligned && kw == K && tc.i0 + K <= n && tc.j0 + K <= n)
+    minplus_tile<T, K, TM, TN, BK, STAGES, true>(d, n, ld, k0, kw, tc, smem);
+  else
+    minplus_tile<T, K, TM, TN, BK, STAGES, false>(d, n, ld, k0, kw, tc, smem);
 }
 
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
