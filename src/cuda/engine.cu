@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -181,8 +182,15 @@ struct Lookahead {
     APSP_CUDA_CHECK(cudaEventCreateWithFlags(&aux_done, cudaEventDisableTiming));
     APSP_CUDA_CHECK(cudaEventCreateWithFlags(&main_done, cudaEventDisableTiming));
   }
-  ~Lookahead() {  // nothing may be left running on aux (an exception between rounds)
-    if (aux) (void)cudaStreamSynchronize(aux);
+  ~Lookahead() {
+    // On a normal exit the main stream has joined all aux work, and a stream or event with work
+    // pending is released once that work completes. After an exception between rounds, wait so
+    // that nothing is left running (never while capturing a graph: that would break the capture).
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (aux && std::uncaught_exceptions() > 0 &&
+        cudaStreamIsCapturing(aux, &capturing) == cudaSuccess &&
+        capturing == cudaStreamCaptureStatusNone)
+      (void)cudaStreamSynchronize(aux);
     if (aux) (void)cudaStreamDestroy(aux);
     if (aux_done) (void)cudaEventDestroy(aux_done);
     if (main_done) (void)cudaEventDestroy(main_done);

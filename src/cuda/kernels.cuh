@@ -284,8 +284,8 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // GEMM-shaped min-plus kernel: block tile K x K, thread tile TM x TN, k chunks of BK staged in
-// shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector
-// (scalar reads, conflict-free); B is k-major and read as 16-byte vectors. Thread (ty, tx) owns
+// shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector,
+// and read V k-steps at a time as 16-byte vectors (two distinct rows per warp: conflict-free); B is k-major and read as 16-byte vectors. Thread (ty, tx) owns
 // rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
 // matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
 // block) and unaligned leading dimensions use 1-element copies with clamped indices.
@@ -377,21 +377,30 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
     const T* As = smem + (chunk % STAGES) * Cfg::STAGE_ELEMS;
     const T* Bs = As + Cfg::A_ELEMS;
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      T av[TM], bv[TN];
+    for (int k4 = 0; k4 < BK; k4 += V) {
+      T av[TM][V];  // V consecutive k of each of the thread's rows: one 16-byte load per row
 #pragma unroll
-      for (int a = 0; a < TM; ++a) av[a] = As[(ty + RY * a) * Cfg::A_LD + kk];
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const uint4 u = *reinterpret_cast<const uint4*>(Bs + kk * K + (tx + RX * g) * V);
+      for (int a = 0; a < TM; ++a) {
+        const uint4 u = *reinterpret_cast<const uint4*>(As + (ty + RY * a) * Cfg::A_LD + k4);
         const T* uv = reinterpret_cast<const T*>(&u);
 #pragma unroll
-        for (int v = 0; v < V; ++v) bv[g * V + v] = uv[v];
+        for (int v = 0; v < V; ++v) av[a][v] = uv[v];
       }
 #pragma unroll
-      for (int a = 0; a < TM; ++a)
+      for (int kv = 0; kv < V; ++kv) {
+        T bv[TN];
 #pragma unroll
-        for (int b = 0; b < TN; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
+        for (int g = 0; g < G; ++g) {
+          const uint4 u = *reinterpret_cast<const uint4*>(Bs + (k4 + kv) * K + (tx + RX * g) * V);
+          const T* uv = reinterpret_cast<const T*>(&u);
+#pragma unroll
+          for (int v = 0; v < V; ++v) bv[g * V + v] = uv[v];
+        }
+#pragma unroll
+        for (int a = 0; a < TM; ++a)
+#pragma unroll
+          for (int b = 0; b < TN; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a][kv], bv[b]);
+      }
     }
   }
   cp_async_wait<0>();
