@@ -139,6 +139,20 @@ void solve_array(py::object work, py::object pred, uintptr_t stream, bool direct
   apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream));
 }
 
+// Raw-pointer entry used by the engine's own tests and benchmarks (no intake, no checks on the
+// pointers): the public path for device arrays is solve_array.
+void solve_device(uintptr_t data, int64_t n, int64_t ld, const std::string& dtype, uintptr_t pred,
+                  int64_t pred_ld, int device, uintptr_t stream, bool directed, bool unweighted,
+                  bool check_input, bool check_negative_cycles, py::object progress) {
+  apsp::Matrix m{reinterpret_cast<void*>(data), n, ld, apsp_py::dtype_from_name(dtype, "graph")};
+  apsp::PredMatrix p{reinterpret_cast<int32_t*>(pred), pred_ld};
+  Callback cb{progress};
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
+                                 progress.is_none() ? nullptr : &cb);
+  py::gil_scoped_release release;
+  apsp::solve_cuda(m, p, o, device, reinterpret_cast<void*>(stream));
+}
+
 void bind_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "A device array taken in from a DLPack capsule (consumed) or a "
@@ -231,6 +245,11 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("name"), py::arg("what") = "graph",
       "TypeError unless apsp computes in this dtype on the GPU.");
+  m.def("solve_device", &solve_device, py::arg("data"), py::arg("n"), py::arg("ld"),
+        py::arg("dtype"), py::arg("pred"), py::arg("pred_ld"), py::arg("device"),
+        py::arg("stream"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
+        py::arg("check_negative_cycles"), py::arg("progress"),
+        "Solve in place on device memory given as raw pointers (engine tests and benchmarks).");
   m.def("solve_array", &solve_array, py::arg("work"), py::arg("pred"), py::arg("stream"),
         py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
