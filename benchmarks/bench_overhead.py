@@ -105,7 +105,7 @@ def main() -> None:
          lambda: _torch_current_stream(torch, 0)),
         ("t.__dlpack__(stream=current, max_version) + DeviceArray + close (not used: same "
          "ordering, Python-level cost)", "torch-dlpack-method-intake", intake),
-        ("piece: torch.utils.dlpack.to_dlpack(t) + DeviceArray + close (what apsp does)",
+        ("piece: torch.utils.dlpack.to_dlpack(t) + intake + release (what apsp does)",
          "apsp-piece-intake",
          lambda: _core.DeviceArray(torch.utils.dlpack.to_dlpack(t), True).close()),
         ("piece: _core.solve_array alone (binding + engine enqueue)", "apsp-piece-core",

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "apsp/apsp.hpp"
@@ -106,24 +107,32 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
     apsp::solve_cuda_host(m, p, o, device);
 }
 
-ArrayView view_of(py::handle obj, const char* what) {
+// An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken
+// in here (held by `holder`, so its deleter runs when solve_array returns or throws).
+ArrayView view_of(py::handle obj, const char* what, std::unique_ptr<DeviceArray>& holder) {
+  if (PyCapsule_CheckExact(obj.ptr())) {
+    holder = std::make_unique<DeviceArray>(py::reinterpret_borrow<py::object>(obj), true, what);
+    return holder->view();
+  }
   if (py::isinstance<DeviceArray>(obj)) return obj.cast<const DeviceArray&>().view();
   if (py::isinstance<DeviceBuffer>(obj)) return obj.cast<const DeviceBuffer&>().view();
-  throw py::type_error(std::string(what) + " must be an apsp._core.DeviceArray or DeviceBuffer, got " +
+  throw py::type_error(std::string(what) +
+                       " must be a DLPack capsule, an apsp._core.DeviceArray or a DeviceBuffer, got " +
                        std::string(Py_TYPE(obj.ptr())->tp_name));
 }
 
 // Solves in place on device memory, enqueued on `stream` (0 = legacy default) of the array's
 // device (the engine sets that device and restores the caller's). The host waits only for the
-// enabled checks.
+// enabled checks. Capsules are handed back to their producers once the work is enqueued.
 void solve_array(py::object work, py::object pred, uintptr_t stream, bool directed,
                  bool unweighted, bool check_input, bool check_negative_cycles,
                  py::object progress) {
-  const ArrayView w = view_of(work, "graph");
+  std::unique_ptr<DeviceArray> work_holder, pred_holder;  // outlive the GIL release below
+  const ArrayView w = view_of(work, "graph", work_holder);
   if (w.readonly) throw py::value_error("graph is read-only; apsp cannot write the result into it");
   apsp::PredMatrix p;
   if (!pred.is_none()) {
-    const ArrayView v = view_of(pred, "predecessor array");
+    const ArrayView v = view_of(pred, "predecessor array", pred_holder);
     if (v.matrix.dtype != apsp::DType::int32 || v.matrix.n != w.matrix.n || v.device != w.device)
       throw py::value_error("predecessor array must be an n x n int32 array on cuda:" +
                             std::to_string(w.device) + ", got " +
@@ -253,6 +262,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("solve_array", &solve_array, py::arg("work"), py::arg("pred"), py::arg("stream"),
         py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
-        "Solve in place on a DeviceArray or DeviceBuffer, enqueued on `stream` of its device.");
+        "Solve in place on a DLPack capsule (consumed), DeviceArray or DeviceBuffer, enqueued on\n"
+        "`stream` of its device.");
   m.def("info", &info, "Build and device facts.");
 }

@@ -56,8 +56,17 @@ def check_predecessors(w: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> Non
 
 # ---- CPU tier: DLPack capsules with NumPy's producer ------------------------------------------
 
+def intake_directly(cap) -> None:
+    _core.DeviceArray(cap, False)
+
+
+def intake_by_solve_array(cap) -> None:
+    _core.solve_array(cap, None, 0, True, False, False, False, None)
+
+
+@pytest.mark.parametrize("intake", [intake_directly, intake_by_solve_array])
 @pytest.mark.parametrize("versioned", [False, True], ids=["legacy", "versioned"])
-def test_capsule_consumed_once_when_refused(versioned: bool) -> None:
+def test_capsule_consumed_once_when_refused(versioned: bool, intake) -> None:
     """A refused capsule is still consumed: renamed to its used_ name and its deleter called once
     (NumPy's deleter drops the reference the capsule held on the array)."""
     a = np.zeros((4, 4))
@@ -66,11 +75,11 @@ def test_capsule_consumed_once_when_refused(versioned: bool) -> None:
     assert f'"{name}"' in repr(cap)
     held = sys.getrefcount(a)
     with pytest.raises(ValueError, match="lives on CPU"):
-        _core.DeviceArray(cap, False)
+        intake(cap)
     assert f'"used_{name}"' in repr(cap)
     assert sys.getrefcount(a) == held - 1  # the deleter ran
     with pytest.raises(ValueError, match="already consumed"):
-        _core.DeviceArray(cap, False)
+        intake(cap)
     del cap  # a used capsule's destructor must not run the deleter again
     assert sys.getrefcount(a) == held - 1
 
