@@ -111,13 +111,12 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
     import torch
     import torch.utils.dlpack
 
-    where = graph.device
-    if where.type != "cuda":
-        raise ValueError(f"graph is a torch tensor on {where}; apsp computes on CUDA devices "
-                         "and the CPU: move it with tensor.to('cuda') or tensor.cpu()")
+    if not graph.is_cuda:
+        raise ValueError(f"graph is a torch tensor on {graph.device}; apsp computes on CUDA "
+                         "devices and the CPU: move it with tensor.to('cuda') or tensor.cpu()")
     # Tensors that require grad are data here: the solve is not recorded by autograd.
     tensor = graph.detach() if graph.requires_grad else graph
-    index = where.index
+    index = graph.get_device()
     if device is not None:
         _check_device_arg(device, index)
     n = check_square(tensor.shape)
@@ -128,9 +127,10 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
         work = tensor
     else:
         _core.check_device_dtype(str(tensor.dtype)[len("torch."):])
-        work = torch.empty((n, n), dtype=tensor.dtype, device=where)
+        work = torch.empty((n, n), dtype=tensor.dtype, device=tensor.device)
         work.copy_(tensor)
-    pred = torch.empty((n, n), dtype=torch.int32, device=where) if return_predecessors else None
+    pred = (torch.empty((n, n), dtype=torch.int32, device=tensor.device)
+            if return_predecessors else None)
     if n:
         # The consumer's stream is the tensor's current stream, for which __dlpack__(stream=...)
         # orders nothing (it only waits when the streams differ); to_dlpack exports the same

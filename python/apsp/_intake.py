@@ -24,7 +24,7 @@ def classify(graph: Any) -> str:
     if isinstance(graph, np.ndarray):
         return "host"
     if _is_torch(graph):  # checked first: cheap, and its CAI property raises under requires_grad
-        return "host" if graph.device.type == "cpu" else "device"
+        return "host" if graph.is_cpu else "device"
     if module == "cupy" or module.startswith("cupy."):
         return "device"
     dlpack_device = getattr(graph, "__dlpack_device__", None)
