@@ -1,26 +1,25 @@
-// apsp._core: the pybind11 extension module. Array intake (buffer protocol for host arrays, raw
-// device pointers for device arrays), GIL release, progress/interrupt callbacks, and the mapping
-// of apsp's C++ exceptions to Python exceptions. No algorithm here: it calls src/apsp/apsp.hpp.
+// apsp._core: the pybind11 extension module. Wiring only: host arrays through the buffer
+// protocol, device arrays through the intake in intake.cpp (DLPack, CUDA array interface) and
+// DeviceBuffer, GIL release, progress/interrupt callbacks, and the mapping of apsp's C++
+// exceptions to Python exceptions. No algorithm here: it calls src/apsp/apsp.hpp.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "apsp/apsp.hpp"
+#include "device_buffer.hpp"
+#include "intake.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
-apsp::DType dtype_from_name(const std::string& name) {
-  if (name == "float32") return apsp::DType::float32;
-  if (name == "float64") return apsp::DType::float64;
-  if (name == "int32") return apsp::DType::int32;
-  if (name == "int64") return apsp::DType::int64;
-  throw py::type_error("unsupported dtype '" + name +
-                       "'; apsp computes in float32, float64, int32 or int64");
-}
+using apsp_py::ArrayView;
+using apsp_py::DeviceArray;
+using apsp_py::DeviceBuffer;
 
 apsp::DType dtype_from_buffer(const py::buffer_info& info) {
   if (info.item_type_is_equivalent_to<float>()) return apsp::DType::float32;
@@ -108,16 +107,86 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
     apsp::solve_cuda_host(m, p, o, device);
 }
 
+// An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken
+// in here (held by `holder`, so its deleter runs when solve_array returns or throws).
+ArrayView view_of(py::handle obj, const char* what, std::unique_ptr<DeviceArray>& holder) {
+  if (PyCapsule_CheckExact(obj.ptr())) {
+    holder = std::make_unique<DeviceArray>(py::reinterpret_borrow<py::object>(obj), true, what);
+    return holder->view();
+  }
+  if (py::isinstance<DeviceArray>(obj)) return obj.cast<const DeviceArray&>().view();
+  if (py::isinstance<DeviceBuffer>(obj)) return obj.cast<const DeviceBuffer&>().view();
+  throw py::type_error(std::string(what) +
+                       " must be a DLPack capsule, an apsp._core.DeviceArray or a DeviceBuffer, got " +
+                       std::string(Py_TYPE(obj.ptr())->tp_name));
+}
+
+// Solves in place on device memory, enqueued on `stream` (0 = legacy default) of the array's
+// device (the engine sets that device and restores the caller's). The host waits only for the
+// enabled checks. Capsules are handed back to their producers once the work is enqueued.
+void solve_array(py::object work, py::object pred, uintptr_t stream, bool directed,
+                 bool unweighted, bool check_input, bool check_negative_cycles,
+                 py::object progress) {
+  std::unique_ptr<DeviceArray> work_holder, pred_holder;  // outlive the GIL release below
+  const ArrayView w = view_of(work, "graph", work_holder);
+  if (w.readonly) throw py::value_error("graph is read-only; apsp cannot write the result into it");
+  apsp::PredMatrix p;
+  if (!pred.is_none()) {
+    const ArrayView v = view_of(pred, "predecessor array", pred_holder);
+    if (v.matrix.dtype != apsp::DType::int32 || v.matrix.n != w.matrix.n || v.device != w.device)
+      throw py::value_error("predecessor array must be an n x n int32 array on cuda:" +
+                            std::to_string(w.device) + ", got " +
+                            apsp::dtype_name(v.matrix.dtype) + " n=" + std::to_string(v.matrix.n) +
+                            " on cuda:" + std::to_string(v.device));
+    p.data = static_cast<int32_t*>(v.matrix.data);
+    p.ld = v.matrix.ld;
+  }
+  Callback cb{progress};
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
+                                 progress.is_none() ? nullptr : &cb);
+  py::gil_scoped_release release;
+  apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream));
+}
+
+// Raw-pointer entry used by the engine's own tests and benchmarks (no intake, no checks on the
+// pointers): the public path for device arrays is solve_array.
 void solve_device(uintptr_t data, int64_t n, int64_t ld, const std::string& dtype, uintptr_t pred,
                   int64_t pred_ld, int device, uintptr_t stream, bool directed, bool unweighted,
                   bool check_input, bool check_negative_cycles, py::object progress) {
-  apsp::Matrix m{reinterpret_cast<void*>(data), n, ld, dtype_from_name(dtype)};
+  apsp::Matrix m{reinterpret_cast<void*>(data), n, ld, apsp_py::dtype_from_name(dtype, "graph")};
   apsp::PredMatrix p{reinterpret_cast<int32_t*>(pred), pred_ld};
   Callback cb{progress};
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
                                  progress.is_none() ? nullptr : &cb);
   py::gil_scoped_release release;
   apsp::solve_cuda(m, p, o, device, reinterpret_cast<void*>(stream));
+}
+
+void bind_device_array(py::module_& m) {
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "A device array taken in from a DLPack capsule (consumed) or a "
+                          "__cuda_array_interface__ dict; close() hands a capsule's tensor back "
+                          "to its producer.")
+      .def(py::init<py::object, bool, std::string>(), py::arg("source"), py::arg("writable"),
+           py::arg("what") = "graph")
+      .def_property_readonly("n", [](const DeviceArray& a) { return a.view().matrix.n; })
+      .def_property_readonly("ld", [](const DeviceArray& a) { return a.view().matrix.ld; })
+      .def_property_readonly("dtype",
+                             [](const DeviceArray& a) { return apsp::dtype_name(a.view().matrix.dtype); })
+      .def_property_readonly("device", [](const DeviceArray& a) { return a.view().device; })
+      .def_property_readonly("readonly", [](const DeviceArray& a) { return a.view().readonly; })
+      .def_property_readonly("stream",
+                             [](const DeviceArray& a) -> py::object {
+                               const ArrayView& v = a.view();
+                               return v.has_stream ? py::object(py::int_(v.stream)) : py::none();
+                             },
+                             "The producer's stream (CUDA array interface v3), or None.")
+      .def("close", &DeviceArray::close)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](DeviceArray& a, py::args) {
+        a.close();
+        return false;
+      });
 }
 
 py::dict info() {
@@ -175,10 +244,25 @@ PYBIND11_MODULE(_core, m) {
         py::arg("device"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
         "Solve in place on a writable host array (rows contiguous) with the CPU or CUDA engine.");
+  bind_device_array(m);
+  apsp_py::bind_device_buffer(m);
+  m.attr("DEVICE_DTYPES") = py::tuple(py::cast(apsp_py::device_dtype_names()));
+  m.def(
+      "check_device_dtype",
+      [](const std::string& name, const std::string& what) {
+        apsp_py::dtype_from_name(name, what.c_str());
+      },
+      py::arg("name"), py::arg("what") = "graph",
+      "TypeError unless apsp computes in this dtype on the GPU.");
   m.def("solve_device", &solve_device, py::arg("data"), py::arg("n"), py::arg("ld"),
         py::arg("dtype"), py::arg("pred"), py::arg("pred_ld"), py::arg("device"),
         py::arg("stream"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
-        "Solve in place on device memory (pointers as integers), enqueued on `stream`.");
+        "Solve in place on device memory given as raw pointers (engine tests and benchmarks).");
+  m.def("solve_array", &solve_array, py::arg("work"), py::arg("pred"), py::arg("stream"),
+        py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
+        py::arg("check_negative_cycles"), py::arg("progress"),
+        "Solve in place on a DLPack capsule (consumed), DeviceArray or DeviceBuffer, enqueued on\n"
+        "`stream` of its device.");
   m.def("info", &info, "Build and device facts.");
 }

@@ -30,7 +30,7 @@ def test_public_names_have_docstrings():
 def test_solve_signature_is_keyword_only():
     params = inspect.signature(apsp.solve).parameters
     assert list(params) == ["graph", "directed", "unweighted", "return_predecessors", "overwrite",
-                            "device", "progress"]
+                            "device", "progress", "check"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in params.items() if name != "graph")
     fw = inspect.signature(apsp.floyd_warshall).parameters
     assert list(fw) == ["csgraph", "directed", "return_predecessors", "unweighted", "overwrite"]

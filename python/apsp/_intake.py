@@ -9,18 +9,23 @@ from typing import Any
 
 import numpy as np
 
-_DLPACK_CPU = 1
+# DLPack device types whose memory the host can read (CPU, CUDA pinned, ROCm pinned).
+_DLPACK_HOST_TYPES = (1, 3, 11)
 
 
 def classify(graph: Any) -> str:
-    if type(graph).__module__.startswith("scipy.sparse"):
+    cls = type(graph)
+    module = cls.__module__
+    if module.startswith("scipy.sparse"):
         import scipy.sparse
 
         if scipy.sparse.issparse(graph):
             return "sparse"
     if isinstance(graph, np.ndarray):
         return "host"
-    if hasattr(graph, "__cuda_array_interface__"):
+    if _is_torch(graph):  # checked first: cheap, and its CAI property raises under requires_grad
+        return "host" if graph.is_cpu else "device"
+    if module == "cupy" or module.startswith("cupy."):
         return "device"
     dlpack_device = getattr(graph, "__dlpack_device__", None)
     if dlpack_device is not None:
@@ -28,9 +33,14 @@ def classify(graph: Any) -> str:
             device_type = int(dlpack_device()[0])
         except Exception:  # a producer that cannot say where it lives is treated as host
             return "host"
-        if device_type != _DLPACK_CPU:
-            return "device"
-    return "host"
+        return "host" if device_type in _DLPACK_HOST_TYPES else "device"
+    # Look on the class first so that a property is not evaluated just to classify.
+    if getattr(cls, "__cuda_array_interface__", None) is not None:
+        return "device"
+    try:
+        return "device" if hasattr(graph, "__cuda_array_interface__") else "host"
+    except Exception:  # a producer whose interface cannot be read here is not a device array
+        return "host"
 
 
 def _is_torch(graph: Any) -> bool:
@@ -44,9 +54,6 @@ def as_host_array(graph: Any) -> np.ndarray:
         return graph
     if _is_torch(graph):
         return graph.detach().numpy()
-    if isinstance(graph, np.ma.MaskedArray):
-        raise TypeError("masked arrays are not accepted by apsp.solve (use apsp.floyd_warshall, "
-                        "whose SciPy semantics treat masked entries as non-edges, or fill with inf)")
     if hasattr(graph, "__dlpack__"):
         try:
             return np.from_dlpack(graph)
@@ -56,11 +63,17 @@ def as_host_array(graph: Any) -> np.ndarray:
 
 
 def wrap_host_result(graph: Any, result: Any) -> Any:
-    """Output kind follows input kind: host torch tensors in, host torch tensors out."""
+    """Output kind follows input kind: host torch tensors in, host torch tensors out (the input
+    tensor itself when the result was written into its memory, overwrite=True)."""
     if not _is_torch(graph):
         return result
     import torch
 
+    def as_torch(r: np.ndarray) -> Any:
+        if r.__array_interface__["data"][0] == graph.data_ptr() and r.shape == tuple(graph.shape):
+            return graph
+        return torch.from_numpy(r)
+
     if isinstance(result, tuple):
-        return tuple(torch.from_numpy(r) for r in result)
-    return torch.from_numpy(result)
+        return tuple(as_torch(r) for r in result)
+    return as_torch(result)

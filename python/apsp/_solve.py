@@ -43,15 +43,15 @@ def computed_dtype(dtype: Any) -> np.dtype:
 @overload
 def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
           return_predecessors: Literal[False] = ..., overwrite: bool = ..., device: Any = ...,
-          progress: bool = ...) -> Any: ...
+          progress: bool = ..., check: bool = ...) -> Any: ...
 @overload
 def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
           return_predecessors: Literal[True], overwrite: bool = ..., device: Any = ...,
-          progress: bool = ...) -> Tuple[Any, Any]: ...
+          progress: bool = ..., check: bool = ...) -> Tuple[Any, Any]: ...
 @overload
 def solve(graph: Any, *, directed: bool = ..., unweighted: bool = ...,
           return_predecessors: bool = ..., overwrite: bool = ..., device: Any = ...,
-          progress: bool = ...) -> Result: ...
+          progress: bool = ..., check: bool = ...) -> Result: ...
 
 
 def solve(
@@ -63,6 +63,7 @@ def solve(
     overwrite: bool = False,
     device: Any = None,
     progress: bool = False,
+    check: bool = True,
 ) -> Result:
     """All-pairs shortest paths of a dense n x n weight matrix (blocked Floyd-Warshall).
 
@@ -73,10 +74,13 @@ def solve(
         ``>= apsp.INT32_INF`` / ``apsp.INT64_INF`` for integers. Zero is a real zero-weight edge;
         negative weights are allowed. NumPy arrays, scipy.sparse matrices (stored entries are
         edges, explicit zeros too, duplicates take the minimum) and device arrays (PyTorch, CuPy,
-        DLPack / ``__cuda_array_interface__`` producers) are accepted. Computed natively: float32,
-        float64, int32, int64. On the host, bool, int8, int16, uint8 and uint16 are widened to
-        int32, uint32 to int64 and float16 to float32 (so a bool matrix has 0/1 *weights*: False
-        is a zero-weight edge, not a missing one). Other dtypes raise ``TypeError``.
+        DLPack / ``__cuda_array_interface__`` producers) are accepted; device arrays are solved
+        on their own device, on the caller's current stream, and never leave it. Torch tensors
+        that require grad are treated as data (the solve is not recorded by autograd). Computed
+        natively: float32, float64, int32, int64. On the host, bool, int8, int16, uint8 and
+        uint16 are widened to int32, uint32 to int64 and float16 to float32 (so a bool matrix has
+        0/1 *weights*: False is a zero-weight edge, not a missing one). Other dtypes raise
+        ``TypeError``.
     directed : bool
         False symmetrises the graph: weight(i, j) = min(G[i, j], G[j, i]).
     unweighted : bool
@@ -93,6 +97,18 @@ def solve(
         CPU engine.
     progress : bool
         Show a progress bar (tqdm when installed, a stderr line otherwise).
+    check : bool
+        Device arrays only (host inputs are always checked). True (default) validates the input
+        before solving (NaN, -inf, and for integers the overflow bound) and detects negative
+        cycles after it. On a device array each check reads data back to the host, so each costs
+        one synchronisation of the caller's stream: the input scan is one pass over the n^2
+        entries plus a wait for the stream to reach it; the negative-cycle check reads the
+        n-entry diagonal after the solve, so the call returns only when the solve has finished.
+        False skips both and the call returns as soon as the work is enqueued (fully
+        asynchronous): the caller then guarantees that there are no NaN or -inf weights and, for
+        integers, that path lengths fit (|w| * (n - 1) < INF / 2); a negative cycle shows up as
+        ``dist.diagonal() < 0``, which the caller can test on the device, and distances that
+        can reach such a cycle are then meaningless.
 
     Returns
     -------
@@ -138,7 +154,7 @@ def solve(
 
         return solve_device_array(graph, directed=directed, unweighted=unweighted,
                                   return_predecessors=return_predecessors, overwrite=overwrite,
-                                  device=device, progress=progress)
+                                  device=device, progress=progress, check=check)
     arr = _intake.as_host_array(graph)
     if overwrite and arr is not graph and arr.flags.owndata:  # a new array: writing it is no use
         raise ValueError(f"overwrite=True cannot write into a {type(graph).__name__}: it had to be "

@@ -1,11 +1,501 @@
-// PLACEHOLDER until the GPU engine lands (issue 3): the CUDA solve entry points.
+// CUDA engine: the launch plan (tile shape by n), the one run-time -> compile-time dispatch
+// (dtype x tile shape), the round loop (phase 1 pivot closure, phase 2 pivot panels, phase 3
+// min-plus GEMM), CUDA-graph replay for small n, and the two entry points of apsp.hpp.
+// Kernels live in kernels.cuh, host staging in staging.cpp.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "apsp/apsp.hpp"
+#include "core/contract.hpp"
+#include "cuda/check.cuh"
+#include "cuda/kernels.cuh"
+#include "cuda/staging.hpp"
 
 namespace apsp {
-void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) {
-  throw CudaError("the CUDA engine is not implemented yet");
+namespace cuda_detail {
+namespace {
+
+// ---- tile shapes ---------------------------------------------------------------------------------
+enum class Tiles { k128, k64, pred32 };
+const char* tiles_name(Tiles t) {
+  switch (t) {
+    case Tiles::k128: return "k128";
+    case Tiles::k64: return "k64";
+    case Tiles::pred32: return "pred32";
+  }
+  return "?";
 }
-void solve_cuda_host(Matrix, PredMatrix, const Options&, int) {
-  throw CudaError("the CUDA engine is not implemented yet");
+
+// Each plan names its pivot width K and the kernels of its rounds.
+template <class T, Tiles>
+struct Plan;
+
+template <class T>
+struct Plan<T, Tiles::k128> {  // large n: 128 x 128 GEMM tiles, 8 x 8 per thread
+  using type = T;
+  static constexpr int K = 128;
+  static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
+  static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
+  using G = Gemm<T, K, 8, TN, BK, 3>;
+  static constexpr bool pred = false;
+  static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3>;
+};
+template <class T>
+struct Plan<T, Tiles::k64> {  // small n: more, smaller tiles so that all SMs have work
+  using type = T;
+  static constexpr int K = 64;
+  static constexpr int BK = 32;
+  using G = Gemm<T, K, 4, 4, BK, 3>;
+  static constexpr bool pred = false;
+  static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3>;
+};
+template <class T>
+struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
+  using type = T;
+  static constexpr int K = 32;
+  static constexpr bool pred = true;
+  static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
+  static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
+};
+
+// 8-byte types are compute-bound at a third of the int32 rate, so 64-wide rounds (more of them,
+// 2 blocks per SM, no register spills) cost nothing in memory traffic that matters.
+Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
+  if (pred) return Tiles::pred32;
+  if (dtype_size(dtype) == 8) return Tiles::k64;
+  return n <= 2048 ? Tiles::k64 : Tiles::k128;
 }
+
+// The one run-time -> compile-time dispatch of the CUDA engine.
+template <class T, class F>
+void with_tiles(Tiles t, F&& f) {
+  switch (t) {
+    case Tiles::k128: return f(Plan<T, Tiles::k128>{});
+    case Tiles::k64: return f(Plan<T, Tiles::k64>{});
+    case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
+  }
+  throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
+                   "; supported: k128, k64, pred32");
+}
+template <class F>
+void dispatch(DType dtype, Tiles t, F&& f) {
+  switch (dtype) {
+    case DType::float32: return with_tiles<float>(t, f);
+    case DType::float64: return with_tiles<double>(t, f);
+    case DType::int32: return with_tiles<int32_t>(t, f);
+    case DType::int64: return with_tiles<int64_t>(t, f);
+  }
+  throw ValueError(std::string("unsupported dtype code ") + std::to_string(int(dtype)) +
+                   "; supported: float32, float64, int32, int64");
+}
+
+// ---- RAII ----------------------------------------------------------------------------------------
+struct DeviceGuard {  // sets the current device, restores the caller's on exit
+  int prev = -1;
+  explicit DeviceGuard(int device) {
+    APSP_CUDA_CHECK(cudaGetDevice(&prev));
+    if (prev == device) return;
+    const cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      int count = 0;
+      (void)cudaGetDeviceCount(&count);
+      std::ostringstream m;
+      m << "CUDA device " << device << " cannot be used (" << cudaGetErrorName(err) << ": "
+        << cudaGetErrorString(err) << "); " << count << " device(s) visible: use 0.." << count - 1;
+      prev = -1;
+      throw CudaError(m.str());
+    }
+  }
+  ~DeviceGuard() {
+    if (prev >= 0) (void)cudaSetDevice(prev);
+  }
+};
+
+struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the same stream
+  void* ptr = nullptr;
+  cudaStream_t stream;
+  AsyncBuffer(size_t bytes, cudaStream_t s) : stream(s) {
+    APSP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+  }
+  ~AsyncBuffer() {
+    if (ptr) (void)cudaFreeAsync(ptr, stream);
+  }
+};
+
+struct DeviceBuffer {  // the working matrix of a host solve
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t bytes) { APSP_CUDA_CHECK(cudaMalloc(&ptr, bytes)); }
+  ~DeviceBuffer() {
+    if (ptr) (void)cudaFree(ptr);
+  }
+};
+
+struct OwnStream {
+  cudaStream_t s = nullptr;
+  OwnStream() { APSP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~OwnStream() {
+    if (s) (void)cudaStreamDestroy(s);
+  }
+};
+
+// ---- the round loop ------------------------------------------------------------------------------
+struct Job {
+  void* d;
+  int64_t n, ld;
+  int32_t* p;
+  int64_t pld;
+};
+
+// Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture.
+template <class P>
+void prepare_kernels() {
+  if constexpr (!P::pred) {
+    APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(P::G::smem_bytes)));
+  }
+}
+
+// Per-call helper stream (high priority) and the two events of the look-ahead pipeline.
+struct Lookahead {
+  cudaStream_t aux = nullptr;
+  cudaEvent_t aux_done = nullptr, main_done = nullptr;
+  Lookahead() {
+    int lo = 0, hi = 0;
+    APSP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    APSP_CUDA_CHECK(cudaStreamCreateWithPriority(&aux, cudaStreamNonBlocking, hi));
+    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&aux_done, cudaEventDisableTiming));
+    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&main_done, cudaEventDisableTiming));
+  }
+  ~Lookahead() {
+    // On a normal exit the main stream has joined all aux work, and a stream or event with work
+    // pending is released once that work completes. After an exception between rounds, wait so
+    // that nothing is left running (never while capturing a graph: that would break the capture).
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (aux && std::uncaught_exceptions() > 0 &&
+        cudaStreamIsCapturing(aux, &capturing) == cudaSuccess &&
+        capturing == cudaStreamCaptureStatusNone)
+      (void)cudaStreamSynchronize(aux);
+    if (aux) (void)cudaStreamDestroy(aux);
+    if (aux_done) (void)cudaEventDestroy(aux_done);
+    if (main_done) (void)cudaEventDestroy(main_done);
+  }
+};
+
+// Round loop. Without predecessors it runs with one round of look-ahead on two streams:
+//   aux:  P3a(r) = phase 3 on row/column r+1; phase 1 (r+1); phase 2 (r+1)
+//   main: P3b(r) = phase 3 on every other tile (outside rows/columns r and r+1)
+// so the next round's pivot work (the critical path) overlaps the bulk of this round's phase 3.
+// `after_round(r)` is called on the host after round r has been enqueued (progress reporting).
+template <class P, class AfterRound>
+void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round) {
+  using T = typename P::type;
+  constexpr int K = P::K;
+  T* d = static_cast<T*>(job.d);
+  const int64_t n = job.n, ld = job.ld;
+  const int64_t nb = (n + K - 1) / K;
+  auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
+  constexpr int pivot_threads = 256;
+  if constexpr (P::pred) {
+    for (int64_t r = 0; r < nb; ++r) {
+      const int64_t k0 = r * K;
+      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, k0, kwidth(r));
+      APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
+      if (nb > 1) {
+        P::gemm_pred<<<unsigned(2 * (nb - 1)), K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, r, k0,
+                                                                     kwidth(r), kPanels);
+        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 2)");
+        P::gemm_pred<<<dim3(unsigned(nb - 1), unsigned(nb - 1)), K * 8, 0, stream>>>(
+            d, n, ld, job.p, job.pld, r, k0, kwidth(r), kAllButPivot);
+        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 3)");
+      }
+      after_round(r);
+    }
+  } else {
+    using G = typename P::G;
+    const bool aligned = (reinterpret_cast<uintptr_t>(d) % 16 == 0) && (ld * sizeof(T)) % 16 == 0;
+    auto gemm = [&](cudaStream_t s, int64_t r, int part, dim3 grid, const char* what) {
+      if (grid.x == 0 || grid.y == 0) return;
+      P::gemm<<<grid, G::threads, G::smem_bytes, s>>>(d, n, ld, r, r * K, kwidth(r), part, aligned);
+      APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
+      (void)what;
+    };
+    auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
+      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, r * K, kwidth(r));
+      APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
+      gemm(s, r, kPanels, dim3(unsigned(2 * (nb - 1))), "phase 2");
+    };
+    Lookahead la;
+    APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
+    APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
+    pivot_and_panels(la.aux, 0);
+    APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+    for (int64_t r = 0; r < nb; ++r) {
+      APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // phase 2 (r) done
+      if (r + 1 < nb) {
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // P3b (r-1) done
+        gemm(la.aux, r, kNextPanels, dim3(unsigned(2 * (nb - 2) + 1)), "phase 3, next panels");
+        pivot_and_panels(la.aux, r + 1);
+        APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+        gemm(stream, r, kRest, dim3(unsigned(nb - 2), unsigned(nb - 2)), "phase 3, rest");
+        APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
+      } else {
+        gemm(stream, r, kAllButPivot, dim3(unsigned(nb - 1), unsigned(nb - 1)), "phase 3");
+      }
+      after_round(r);
+    }
+  }
+}
+
+// ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
+constexpr int64_t kGraphMaxN = 4096;  // above this, launch gaps are a small share of a round
+constexpr size_t kGraphCacheSize = 32;
+
+struct GraphKey {
+  int device;
+  void* d;
+  int64_t n, ld;
+  int32_t* p;
+  int64_t pld;
+  int dtype, tiles;
+  bool operator==(const GraphKey& o) const {
+    return std::tie(device, d, n, ld, p, pld, dtype, tiles) ==
+           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles);
+  }
+};
+struct GraphEntry {
+  GraphKey key;
+  cudaGraphExec_t exec;
+};
+std::mutex graph_mutex;
+std::list<GraphEntry>& graph_cache() {  // most recently used first; never destroyed at exit
+  static auto* c = new std::list<GraphEntry>();
+  return *c;
+}
+
+template <class P>
+cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(graph_mutex);
+    auto& c = graph_cache();
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it->key == key) {
+        c.splice(c.begin(), c, it);
+        return c.front().exec;
+      }
+  }
+  // Capture on a private stream (thread-local mode, so other threads' CUDA calls are unaffected).
+  OwnStream cap;
+  cudaGraph_t graph = nullptr;
+  APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue_rounds<P>(job, cap.s, [](int64_t) {});
+  } catch (...) {
+    (void)cudaStreamEndCapture(cap.s, &graph);
+    if (graph) (void)cudaGraphDestroy(graph);
+    throw;
+  }
+  APSP_CUDA_CHECK(cudaStreamEndCapture(cap.s, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  APSP_CUDA_CHECK(err);
+  std::lock_guard<std::mutex> lock(graph_mutex);
+  auto& c = graph_cache();
+  for (auto& e : c)
+    if (e.key == key) {  // another thread built the same one meanwhile: keep one
+      (void)cudaGraphExecDestroy(exec);
+      return e.exec;
+    }
+  c.push_front({key, exec});
+  if (c.size() > kGraphCacheSize) {
+    // An evicted graph may still be running on some stream; destroying it is legal (the launch
+    // completes), so no wait is needed.
+    (void)cudaGraphExecDestroy(c.back().exec);
+    c.pop_back();
+  }
+  return exec;
+}
+
+// ---- one solve -----------------------------------------------------------------------------------
+// Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
+// the caller raises NegativeCycleError once the results are where the caller wants them.
+template <class P>
+std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt,
+                                     int device, cudaStream_t stream, Tiles tiles) {
+  using T = typename P::type;
+  const int64_t n = dist.n, ld = dist.ld;
+  T* d = static_cast<T*>(dist.data);
+  const Job job{dist.data, n, ld, pred.data, pred.ld};
+  prepare_kernels<P>();
+
+  const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
+  AsyncBuffer scratch(sizeof(DeviceStats) + neg_bytes, stream);
+  auto* st = static_cast<DeviceStats*>(scratch.ptr);
+  int64_t* negative = opt.check_negative_cycles
+                          ? reinterpret_cast<int64_t*>(static_cast<char*>(scratch.ptr) + sizeof(DeviceStats))
+                          : nullptr;
+  APSP_CUDA_CHECK(cudaMemsetAsync(st, 0xff, 2 * sizeof(unsigned long long), stream));
+  APSP_CUDA_CHECK(cudaMemsetAsync(&st->max_abs_float, 0, 3 * sizeof(unsigned long long), stream));
+
+  if (opt.check_input) {
+    const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
+                                unsigned(std::min<int64_t>(n, 256)));
+    scan_kernel<T><<<grid, block, 0, stream>>>(d, n, ld, st);
+    APSP_CUDA_CHECK_LAUNCH("scan_kernel");
+    DeviceStats h{};
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&h, st, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    InputStats s;
+    s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
+    s.first_neg_inf = h.first_neg_inf == ~0ull ? -1 : int64_t(h.first_neg_inf);
+    double f = 0;
+    std::memcpy(&f, &h.max_abs_float, sizeof(f));
+    s.max_abs_float = f;
+    s.max_abs_int = h.max_abs_int;
+    if (opt.unweighted && !std::is_floating_point_v<T>) s.max_abs_int = n > 1 ? 1 : 0;
+    check_input_stats(dist, s);
+  }
+
+  const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
+  rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, opt.directed,
+                                                 opt.unweighted);
+  APSP_CUDA_CHECK_LAUNCH("rules_kernel");
+
+  const int64_t nb = (n + P::K - 1) / P::K;
+  if (opt.progress) {
+    // Sync every `every` rounds only: each wait drains the pipeline once (< 2% in all).
+    const int64_t every = std::max<int64_t>(1, (nb + 31) / 32);
+    enqueue_rounds<P>(job, stream, [&](int64_t r) {
+      if ((r + 1) % every != 0 && r + 1 != nb) return;
+      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      opt.progress(opt.progress_ctx, r + 1, nb);
+    });
+  } else if (n <= kGraphMaxN) {
+    const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
+    cudaGraphExec_t exec = rounds_graph<P>(key, job);
+    APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  } else {
+    enqueue_rounds<P>(job, stream, [](int64_t) {});
+  }
+
+  finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, st, negative);
+  APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+
+  std::vector<int64_t> v;
+  if (opt.check_negative_cycles) {
+    unsigned long long count = 0;
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &st->negative_count, sizeof(count),
+                                    cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
+    if (count > 0) {
+      v.resize(size_t(count));
+      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), negative, size_t(count) * sizeof(int64_t),
+                                      cudaMemcpyDeviceToHost, stream));
+      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::sort(v.begin(), v.end());
+    }
+  }
+  return v;
+}
+
+std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
+                                         const Options& opt, int device, cudaStream_t stream) {
+  const Tiles tiles = choose_tiles(dist.n, dist.dtype, pred.data != nullptr);
+  std::vector<int64_t> negative;
+  dispatch(dist.dtype, tiles, [&](auto plan) {
+    negative = solve_on_stream<decltype(plan)>(dist, pred, opt, device, stream, tiles);
+  });
+  return negative;
+}
+
+// APSP_CUDA_TRACE=1 prints the host path's stage times to stderr (diagnostics only).
+struct Trace {
+  bool on = std::getenv("APSP_CUDA_TRACE") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void operator()(const char* what) {
+    if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "apsp cuda: %-10s %8.3f ms\n", what,
+                 std::chrono::duration<double, std::milli>(now - t).count());
+    t = now;
+  }
+};
+
+std::string bytes_text(uint64_t b) {
+  std::ostringstream s;
+  s << b << " bytes (" << double(b) / double(1ull << 30) << " GiB)";
+  return s.str();
+}
+
+}  // namespace
+}  // namespace cuda_detail
+
+void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream) {
+  check_views(dist, pred);
+  if (dist.n == 0) return;
+  cuda_detail::DeviceGuard guard(device);
+  const std::vector<int64_t> negative = cuda_detail::solve_device_matrix(
+      dist, pred, options, device, static_cast<cudaStream_t>(stream));
+  check_negative_cycles(negative, dist.n);
+}
+
+void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device) {
+  using namespace cuda_detail;
+  check_views(dist, pred);
+  if (dist.n == 0) return;
+  DeviceGuard guard(device);
+  const int64_t n = dist.n;
+  const int es = dtype_size(dist.dtype);
+  const uint64_t mat_bytes = uint64_t(n) * uint64_t(n) * uint64_t(es);
+  const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
+  const uint64_t scratch = uint64_t(n) * 8 + (uint64_t(8) << 20);
+  const uint64_t needed = mat_bytes + pred_bytes + scratch;
+  size_t free_b = 0, total_b = 0;
+  APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (needed > free_b) {
+    std::ostringstream m;
+    m << "not enough GPU memory on CUDA device " << device << ": an n=" << n << " "
+      << dtype_name(dist.dtype) << " solve" << (pred.data ? " with predecessors" : "")
+      << " needs " << bytes_text(needed) << " but only " << bytes_text(free_b) << " of "
+      << bytes_text(total_b)
+      << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
+    throw MemoryError(m.str());
+  }
+  Trace trace;
+  OwnStream stream;
+  DeviceBuffer dbuf(mat_bytes);
+  std::unique_ptr<DeviceBuffer> pbuf;
+  if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
+  trace("allocate");
+  upload_matrix(dbuf.ptr, dist.data, n, dist.ld, es, stream.s);
+  trace("upload");
+  Matrix dev{dbuf.ptr, n, n, dist.dtype};
+  PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
+  const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
+  if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  trace("solve");
+  // Results are copied back even when a negative cycle is reported, like the CPU engine.
+  download_matrix(dist.data, dbuf.ptr, n, dist.ld, es, stream.s);
+  if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
+  trace("download");
+  check_negative_cycles(negative, n);
+}
+
 }  // namespace apsp

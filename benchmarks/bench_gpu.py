@@ -1,0 +1,264 @@
+"""GPU benchmark of the apsp CUDA engine, side by side with its ceilings and baselines, all in one
+run: the measured min-plus peak per dtype (benchmarks/ceiling.cu), apsp at several n and dtypes
+(device time by CUDA events on a PyTorch buffer), the course reports' design
+(benchmarks/baseline_course.cu), the PyTorch loop, SciPy at small n, the host path end to end from
+NumPy, and the cost of progress reporting. Writes gpu_<tag>.json (schema: benchmarks/README or the
+helper notes) and a summary table gpu_<tag>_summary.md into --out.
+
+Usage: python benchmarks/bench_gpu.py --bin BUILD_DIR --out DIR [--tag h100] [--quick]
+(BUILD_DIR holds the compiled `ceiling` and `baseline_course`; gpu_check.sh builds them.)"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+import apsp
+from apsp import _core
+
+INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    driver = None
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, check=True).stdout.strip().splitlines()[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "gpu": torch.cuda.get_device_name(0),
+            "driver": driver, "cuda": torch.version.cuda}
+
+
+def random_graph(n: int, dtype: str, seed: int = 1) -> torch.Tensor:
+    """Dense-ish random directed graph on the GPU: weights 1..99, 70% of pairs without an edge."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randint(1, 100, (n, n), generator=g, device="cuda", dtype=torch.int32)
+    none = torch.rand((n, n), generator=g, device="cuda") < 0.7
+    t = w.to(getattr(torch, dtype))
+    t[none] = float("inf") if dtype.startswith("float") else INT_INF[dtype]
+    return t
+
+
+def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None) -> float:
+    """Median device time (s) of one in-place solve on a copy of `orig`, by CUDA events."""
+    n = orig.shape[0]
+    work = orig.clone()
+    s = torch.cuda.current_stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for rep in range(reps + 1):  # the first call warms up (and captures the CUDA graph at small n)
+        work.copy_(orig)
+        start.record(s)
+        _core.solve_device(work.data_ptr(), n, n, str(orig.dtype).removeprefix("torch."), 0, 0, 0,
+                           s.cuda_stream, True, False, checks, checks, progress)
+        end.record(s)
+        end.synchronize()
+        if rep:
+            times.append(start.elapsed_time(end) * 1e-3)
+    return float(np.median(times))
+
+
+def torch_loop(orig: torch.Tensor) -> float:
+    D = orig.clone()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for k in range(D.shape[0]):
+        torch.minimum(D, D[:, k, None] + D[None, k, :], out=D)
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True, help="folder with the compiled ceiling and baseline_course")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tag", default="h100")
+    ap.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    ceil = json.loads(subprocess.run([os.path.join(args.bin, "ceiling")], capture_output=True,
+                                     text=True, check=True).stdout)
+    peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
+    print("ceilings:", {k: f"{v / 1e12:.2f} T/s" for k, v in peak.items()}, flush=True)
+    results: list[dict] = []
+
+    def add(impl, dtype, n, seconds, note=None, ceiling=True):
+        ups = float(n) ** 3 / seconds
+        frac = ups / peak[dtype] if ceiling and dtype in peak else None
+        results.append({"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
+                        "updates_per_s": ups, "fraction_of_ceiling": frac, "note": note})
+        fr = f"{frac:6.1%}" if frac is not None else "   -  "
+        print(f"{impl:16s} {dtype:8s} n={n:6d} {seconds * 1e3:10.3f} ms {ups / 1e12:7.3f} T/s {fr} "
+              f"{note or ''}", flush=True)
+
+    # ---- apsp device time: async (no checks) and with the checks' two syncs -------------------
+    plan = [("int32", 10000, 5), ("int32", 16384, 3), ("int32", 32768, 1), ("float32", 10000, 3),
+            ("float32", 16384, 2), ("float64", 10000, 2), ("int64", 10000, 2),
+            ("int32", 256, 50), ("int32", 1024, 30), ("int32", 4096, 5), ("float32", 1024, 20)]
+    if args.quick:
+        plan = [p for p in plan if p[1] <= 10000]
+    for dtype, n, reps in plan:
+        orig = random_graph(n, dtype)
+        add("apsp-gpu", dtype, n, time_device(orig, reps, checks=False),
+            "device time, checks off (fully asynchronous)")
+        if n in (256, 1024, 10000):
+            add("apsp-gpu", dtype, n, time_device(orig, reps, checks=True),
+                "device time, input and negative-cycle checks on (2 host syncs)")
+        del orig
+        torch.cuda.empty_cache()
+
+    # ---- progress cost ---------------------------------------------------------------------------
+    orig = random_graph(10000, "int32")
+    calls = []
+    add("apsp-gpu", "int32", 10000, time_device(orig, 3, False, lambda d, t: calls.append(d)),
+        f"progress callback on ({len(calls)} calls)")
+
+    # ---- course design, side by side ---------------------------------------------------------------
+    out = subprocess.run([os.path.join(args.bin, "baseline_course"), "10000", "3"],
+                         capture_output=True, text=True, check=True).stdout
+    b = json.loads(out.strip().splitlines()[-1])
+    add("course-baseline", "int32", b["n"], b["seconds"], "64x64 tiles, 32x32 threads, 3 kernels/round")
+
+    # ---- host path end to end from NumPy ------------------------------------------------------------
+    host = orig.cpu().numpy()
+    times = []
+    for rep in range(4):
+        work = host.copy()
+        t0 = time.perf_counter()
+        _core.solve_host(work, None, "cuda", 0, True, False, True, True, None)
+        times.append(time.perf_counter() - t0)
+    add("apsp-gpu-host", "int32", 10000, float(np.median(times[1:])),
+        "end to end from NumPy (pinned staging host->GPU->host), checks on", ceiling=False)
+    times = []
+    for rep in range(3):
+        t0 = time.perf_counter()
+        apsp.solve(host, device="cuda")
+        times.append(time.perf_counter() - t0)
+    add("apsp-solve-numpy", "int32", 10000, float(np.median(times[1:])),
+        "apsp.solve(numpy, device='cuda'): includes the Python layer's defensive input copy",
+        ceiling=False)
+    del orig, host
+
+    # ---- PyTorch loop and SciPy, same n as an apsp measurement ------------------------------------
+    for n in (2048, 4096):
+        orig = random_graph(n, "int32")
+        torch_loop(orig)  # warm-up
+        add("torch-loop", "int32", n, torch_loop(orig), "torch.minimum(D, D[:,k,None]+D[None,k,:], out=D)")
+        add("apsp-gpu", "int32", n, time_device(orig, 5, checks=False), "device time, checks off")
+    from scipy.sparse.csgraph import floyd_warshall
+
+    for n in (256, 512):
+        g = random_graph(n, "float64").cpu().numpy()
+        t0 = time.perf_counter()
+        floyd_warshall(g, directed=True)
+        add("scipy", "float64", n, time.perf_counter() - t0, "scipy.sparse.csgraph.floyd_warshall, 1 core",
+            ceiling=False)
+        add("apsp-gpu", "float64", n, time_device(torch.from_numpy(g).cuda(), 20, checks=True),
+            "device time, checks on")
+
+    doc = {"benchmark": "bench_gpu.py", "command": " ".join([sys.executable] + sys.argv),
+           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine(),
+           "ceilings": ceil["ceilings"], "results": results}
+    path = os.path.join(args.out, f"gpu_{args.tag}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    write_summary(doc, os.path.join(args.out, f"gpu_{args.tag}_summary.md"))
+    print("wrote", path)
+    return 0
+
+
+def pick(res, impl, dtype, n, note_prefix="device time, checks off"):
+    for r in res:
+        if r["impl"] == impl and r["dtype"] == dtype and r["n"] == n and (r["note"] or "").startswith(note_prefix):
+            return r
+    return None
+
+
+def write_summary(doc: dict, path: str) -> None:
+    res = doc["results"]
+    lines = [f"# apsp GPU benchmark: {doc['machine']['gpu']} ({doc['date']})", "",
+             f"Command: `{doc['command']}`", "", "## Ceilings (measured in this run)", "",
+             "| name | dtype | T updates/s |", "|---|---|---|"]
+    lines += [f"| {c['name']} | {c['dtype']} | {c['updates_per_s'] / 1e12:.2f} |" for c in doc["ceilings"]]
+    lines += ["", "## Results", "", "| impl | dtype | n | ms | T updates/s | of ceiling | note |",
+              "|---|---|---|---|---|---|---|"]
+    for r in res:
+        fr = f"{r['fraction_of_ceiling']:.1%}" if r["fraction_of_ceiling"] is not None else "-"
+        lines.append(f"| {r['impl']} | {r['dtype']} | {r['n']} | {r['seconds'] * 1e3:.3f} | "
+                     f"{r['updates_per_s'] / 1e12:.3f} | {fr} | {r['note'] or ''} |")
+    # Targets of issue 3
+    t = []
+
+    def target(name, ok, value):
+        t.append(f"| {name} | {'met' if ok else 'NOT met'} | {value} |")
+
+    def frac(dtype, n):
+        r = pick(res, "apsp-gpu", dtype, n)
+        return (r["fraction_of_ceiling"], r["seconds"]) if r else (None, None)
+
+    f, s = frac("int32", 10000)
+    if f is not None:
+        target("int32 n=10000 <= 70 ms and >= 88% of peak", s <= 0.070 and f >= 0.88, f"{s * 1e3:.1f} ms, {f:.1%}")
+    for n in (16384, 32768):
+        f, s = frac("int32", n)
+        if f is not None:
+            target(f"int32 n={n} >= 90% of peak", f >= 0.90, f"{f:.1%}")
+    for dtype, goal in (("float32", 0.85), ("float64", 0.75), ("int64", 0.75)):
+        for n in (10000, 16384):
+            f, s = frac(dtype, n)
+            if f is not None:
+                target(f"{dtype} n={n} >= {goal:.0%} of peak", f >= goal, f"{f:.1%}")
+    for n, goal in ((1024, 150e-6), (256, 40e-6)):
+        f, s = frac("int32", n)
+        if s is not None:
+            target(f"int32 n={n} <= {goal * 1e6:.0f} us", s <= goal, f"{s * 1e6:.1f} us")
+    base = pick(res, "course-baseline", "int32", 10000, "")
+    ours = pick(res, "apsp-gpu", "int32", 10000)
+    if base and ours:
+        target(">= 1.7x the course design (int32 n=10000)", base["seconds"] / ours["seconds"] >= 1.7,
+               f"{base['seconds'] / ours['seconds']:.2f}x")
+    for n in (2048, 4096):
+        tl, ours = pick(res, "torch-loop", "int32", n, ""), pick(res, "apsp-gpu", "int32", n)
+        if tl and ours:
+            target(f">= 30x the PyTorch loop (int32 n={n})", tl["seconds"] / ours["seconds"] >= 30,
+                   f"{tl['seconds'] / ours['seconds']:.0f}x")
+    for n in (256, 512):
+        sp, ours = pick(res, "scipy", "float64", n, ""), pick(res, "apsp-gpu", "float64", n, "device time, checks on")
+        if sp and ours:
+            target(f"faster than SciPy (float64 n={n})", sp["seconds"] > ours["seconds"],
+                   f"{sp['seconds'] / ours['seconds']:.0f}x")
+    e2e = pick(res, "apsp-gpu-host", "int32", 10000, "")
+    dev = pick(res, "apsp-gpu", "int32", 10000, "device time, input and negative")
+    if e2e and dev:
+        target("end to end from NumPy n=10000 <= 1.4x device time", e2e["seconds"] <= 1.4 * dev["seconds"],
+               f"{e2e['seconds'] / dev['seconds']:.2f}x ({e2e['seconds'] * 1e3:.1f} ms vs {dev['seconds'] * 1e3:.1f} ms)")
+    prog = pick(res, "apsp-gpu", "int32", 10000, "progress")
+    if prog and ours:
+        cost = prog["seconds"] / pick(res, "apsp-gpu", "int32", 10000)["seconds"] - 1
+        target("progress=True costs < 2% (int32 n=10000)", cost < 0.02, f"{cost:+.1%}")
+    lines += ["", "## Targets (issue 3)", "", "| target | status | measured |", "|---|---|---|"] + t
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+// Ceiling microbenchmark: the min-plus peak of this GPU per dtype, i.e. how many
+// Semiring<T>::relax(c, a, b) (the exact step the engine's kernels use) the SMs retire per second
+// with every operand in registers. The operands of each step are results of the previous one (a
+// register-tile Floyd-Warshall), so the compiler can neither hoist the add nor drop a step.
+// Prints one JSON object: {"ceilings": [{"name", "dtype", "updates_per_s"}], "gpu": ...}.
+// Build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src benchmarks/ceiling.cu
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/semiring.hpp"
+
+#define CHECK(x)                                                                     \
+  do {                                                                               \
+    cudaError_t e_ = (x);                                                            \
+    if (e_ != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                  \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+template <class T, int TM, int TN>
+__global__ void __launch_bounds__(256) peak_kernel(T* out, int iters, int write) {
+  T c[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) c[i][j] = T((threadIdx.x + 3 * i + 7 * j) % 97 + 1);
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j)
+        c[i][j] = apsp::Semiring<T>::relax(c[i][j], c[i][(j + 1) % TN], c[(i + 1) % TM][j]);
+  }
+  if (write) {
+    T s = 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) s += c[i][j];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  }
+}
+
+template <class T, int TM, int TN>
+double measure(int sms) {
+  const int blocks = sms * 8, threads = 256;
+  const int iters = sizeof(T) == 4 ? 20000 : 5000;
+  T* out = nullptr;
+  CHECK(cudaMalloc(&out, sizeof(T) * blocks * threads));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  peak_kernel<T, TM, TN><<<blocks, threads>>>(out, 100, 0);  // warm-up
+  CHECK(cudaGetLastError());
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    CHECK(cudaEventRecord(a));
+    peak_kernel<T, TM, TN><<<blocks, threads>>>(out, iters, 0);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(b));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    const double ups = double(blocks) * threads * double(iters) * TM * TN / (ms * 1e-3);
+    best = ups > best ? ups : best;
+  }
+  CHECK(cudaFree(out));
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  return best;
+}
+
+int main() {
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  const double i32 = measure<int32_t, 8, 8>(sms);
+  const double f32 = measure<float, 8, 8>(sms);
+  const double f64 = measure<double, 4, 8>(sms);
+  const double i64 = measure<int64_t, 4, 8>(sms);
+  std::printf(
+      "{\"gpu\": \"%s\", \"sms\": %d, \"ceilings\": ["
+      "{\"name\": \"relax int32 (VIADDMNMX add+min)\", \"dtype\": \"int32\", \"updates_per_s\": %.6g}, "
+      "{\"name\": \"relax float32 (FADD + FMNMX)\", \"dtype\": \"float32\", \"updates_per_s\": %.6g}, "
+      "{\"name\": \"relax float64 (DADD + min)\", \"dtype\": \"float64\", \"updates_per_s\": %.6g}, "
+      "{\"name\": \"relax int64 (add + min)\", \"dtype\": \"int64\", \"updates_per_s\": %.6g}]}\n",
+      prop.name, sms, i32, f32, f64, i64);
+  return 0;
+}

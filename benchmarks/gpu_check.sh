@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One command for every GPU figure of issue 3, on a GPU machine with no network: build and install
+# apsp (pip install --no-build-isolation .), the GPU test tier, compute-sanitizer memcheck and
+# racecheck on small n, SASS facts of the min-plus kernels, and the GPU benchmark (JSON + summary).
+# Usage: benchmarks/gpu_check.sh OUT_DIR [--quick]      (run from anywhere; OUT_DIR is created)
+set -uo pipefail
+OUT=$(mkdir -p "${1:?usage: benchmarks/gpu_check.sh OUT_DIR [--quick]}" && cd "$1" && pwd)
+QUICK=${2:-}
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 PATH="$PATH:/usr/local/cuda/bin"
+ARCH=${APSP_CUDA_ARCHITECTURES:-90-real}
+status=0
+step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+
+step "GPU"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+
+step "build and install (APSP_CUDA_ARCHITECTURES=$ARCH)"
+APSP_CUDA_ARCHITECTURES=$ARCH python -m pip install --no-build-isolation --no-deps -q . || exit 1
+python -c "import apsp, json; print(json.dumps(apsp.info()))"
+BIN=build/gpu-bench
+mkdir -p $BIN
+for f in ceiling baseline_course; do
+  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_${ARCH%%-*} -Isrc benchmarks/$f.cu -o $BIN/$f || exit 1
+done
+
+step "SASS of the min-plus kernels (instruction counts in the extension module)"
+SO=$(python -c "import apsp._core as c; print(c.__file__)")
+cuobjdump -sass "$SO" > $BIN/engine.sass 2>/dev/null && \
+  python - "$BIN/engine.sass" <<'PY'
+import re, sys
+fun, counts = None, {}
+for line in open(sys.argv[1]):
+    m = re.search(r"Function : (\S+)", line)
+    if m:
+        fun = m.group(1); counts[fun] = {}
+        continue
+    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", line)
+    if fun and m:
+        op = m.group(1).split(".")[0]
+        counts[fun][op] = counts[fun].get(op, 0) + 1
+for f, c in counts.items():
+    if "minplus_kernel" in f or "pivot_kernel" in f:
+        top = ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: -kv[1])[:8])
+        print(f"{f[:70]:70s} {top}")
+PY
+
+step "GPU test tier"
+APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests/test_gpu_engine.py -q -x 2>&1 | tee "$OUT/tests.txt" || status=1
+
+step "compute-sanitizer memcheck"
+compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py 2>&1 | tail -4 | tee "$OUT/sanitizer.txt" || status=1
+step "compute-sanitizer racecheck"
+compute-sanitizer --tool racecheck --error-exitcode 9 python benchmarks/sanitize_driver.py 2>&1 | tail -4 | tee -a "$OUT/sanitizer.txt" || status=1
+
+step "benchmark"
+python benchmarks/bench_gpu.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" $QUICK || status=1
+cat "$OUT"/gpu_*_summary.md 2>/dev/null
+step "done (status $status)"
+exit $status

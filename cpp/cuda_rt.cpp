@@ -1,0 +1,132 @@
+// CUDA runtime calls of the binding layer (see cuda_rt.hpp); every call is checked and named.
+#include "cuda_rt.hpp"
+
+#include <string>
+
+#include "apsp/apsp.hpp"
+
+#if APSP_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace apsp_py::cuda {
+
+#if APSP_WITH_CUDA
+
+namespace {
+
+cudaStream_t as_stream(StreamInt s) { return reinterpret_cast<cudaStream_t>(s); }
+
+[[noreturn]] void fail(cudaError_t err, const char* what) {
+  (void)cudaGetLastError();  // clear a non-sticky error so the process stays usable
+  std::string msg = std::string("CUDA error in ") + what + ": " + cudaGetErrorName(err) + ": " +
+                    cudaGetErrorString(err);
+  if (err == cudaErrorMemoryAllocation) throw apsp::MemoryError(msg);
+  throw apsp::CudaError(msg);
+}
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) fail(err, what);
+}
+
+}  // namespace
+
+DeviceGuard::DeviceGuard(int device) {
+  int current = -1;
+  check(cudaGetDevice(&current), "cudaGetDevice");
+  if (current != device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    previous_ = current;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+int current_device() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
+int pointer_device(const void* ptr, const char* what) {
+  cudaPointerAttributes attr{};
+  check(cudaPointerGetAttributes(&attr, ptr), "cudaPointerGetAttributes");
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    throw apsp::ValueError(std::string(what) +
+                           "'s __cuda_array_interface__ points to host memory (pointer " +
+                           std::to_string(reinterpret_cast<uintptr_t>(ptr)) +
+                           "); pass device memory, or a NumPy array for host memory");
+  return attr.device;
+}
+
+void* alloc_async(std::size_t bytes, int device, StreamInt stream) {
+  DeviceGuard guard(device);
+  void* ptr = nullptr;
+  cudaError_t err = cudaMallocAsync(&ptr, bytes, as_stream(stream));
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    std::size_t free = 0, total = 0;
+    (void)cudaMemGetInfo(&free, &total);
+    throw apsp::MemoryError("not enough memory on cuda:" + std::to_string(device) + " for a " +
+                            std::to_string(bytes) + "-byte array (" + std::to_string(free) +
+                            " bytes free); free device memory or solve in place with overwrite=True");
+  }
+  check(err, "cudaMallocAsync");
+  return ptr;
+}
+
+void free_after_device_idle(void* ptr, int device) noexcept {
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) return;  // runtime already unloaded at exit
+  if (previous != device) (void)cudaSetDevice(device);
+  (void)cudaDeviceSynchronize();
+  (void)cudaFreeAsync(ptr, cudaStreamLegacy);
+  (void)cudaGetLastError();
+  if (previous != device) (void)cudaSetDevice(previous);
+}
+
+void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                     std::size_t row_bytes, std::size_t rows, StreamInt stream) {
+  if (rows == 0 || row_bytes == 0) return;
+  check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                          cudaMemcpyDeviceToDevice, as_stream(stream)),
+        "cudaMemcpy2DAsync (copy of the graph into the result array)");
+}
+
+void order_streams(StreamInt producer, StreamInt consumer, int device) {
+  if (producer == consumer) return;
+  DeviceGuard guard(device);
+  cudaEvent_t event = nullptr;
+  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  cudaError_t err = cudaEventRecord(event, as_stream(producer));
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(as_stream(consumer), event, 0);
+  (void)cudaEventDestroy(event);  // released once the wait is satisfied
+  check(err, "cudaEventRecord/cudaStreamWaitEvent (ordering the consumer's stream after apsp's)");
+}
+
+#else  // built without the CUDA engine
+
+namespace {
+[[noreturn]] void absent() {
+  throw apsp::CudaError(std::string("this build of apsp has no CUDA engine: ") +
+                        apsp::cuda_build_info().detail);
+}
+}  // namespace
+
+DeviceGuard::DeviceGuard(int) { absent(); }
+DeviceGuard::~DeviceGuard() = default;
+int current_device() { absent(); }
+int pointer_device(const void*, const char*) { absent(); }
+void* alloc_async(std::size_t, int, StreamInt) { absent(); }
+void free_after_device_idle(void*, int) noexcept {}
+void copy_rows_async(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t,
+                     StreamInt) {
+  absent();
+}
+void order_streams(StreamInt, StreamInt, int) { absent(); }
+
+#endif
+
+}  // namespace apsp_py::cuda

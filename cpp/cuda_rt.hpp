@@ -1,0 +1,43 @@
+// The few CUDA runtime calls the binding layer itself needs (device guard, pointer lookup for the
+// CUDA array interface, stream-ordered allocation and row copies for arrays apsp allocates, and
+// cross-stream ordering for DLPack export). Built without CUDA they raise apsp::CudaError saying
+// why; the solve itself is the core's (src/apsp/apsp.hpp), not this file's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace apsp_py::cuda {
+
+// Streams travel as integers: 0 = the legacy default stream, 1 = cudaStreamLegacy,
+// 2 = cudaStreamPerThread, anything else a cudaStream_t handle.
+using StreamInt = uintptr_t;
+
+// Sets the current device for its lifetime and restores the previous one (so that a solve on
+// cuda:1 does not change what torch or CuPy consider the current device).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+int current_device();
+// Device ordinal owning `ptr` (device or managed memory); apsp::ValueError for host memory.
+int pointer_device(const void* ptr, const char* what);
+// Stream-ordered allocation on `device` (apsp::MemoryError with bytes needed and free).
+void* alloc_async(std::size_t bytes, int device, StreamInt stream);
+// Frees memory from alloc_async once all work on the device is done (consumers may have used it
+// on any stream, so this waits for the device).
+void free_after_device_idle(void* ptr, int device) noexcept;
+// Row-by-row device-to-device copy, enqueued on `stream`.
+void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                     std::size_t row_bytes, std::size_t rows, StreamInt stream);
+// Makes `consumer` wait for the work enqueued so far on `producer` (no host wait).
+void order_streams(StreamInt producer, StreamInt consumer, int device);
+
+}  // namespace apsp_py::cuda

@@ -1,0 +1,51 @@
+// DeviceBuffer: an n x n device array that apsp allocates itself, for results of producers that
+// apsp cannot allocate through (anything that is neither torch nor CuPy). It owns its memory and
+// exports it back through __dlpack__ / __dlpack_device__ (versioned or legacy capsules, ordered
+// after apsp's stream on the consumer's) and __cuda_array_interface__ v3 (naming that stream).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+#include "apsp/apsp.hpp"
+#include "cuda_rt.hpp"
+#include "intake.hpp"
+
+namespace apsp_py {
+
+class DeviceBuffer {
+ public:
+  // Allocated stream-ordered on `stream` of `device`; contents undefined until written.
+  DeviceBuffer(int64_t n, apsp::DType dtype, int device, cuda::StreamInt stream);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  ArrayView view() const;
+  // Copies `src` (same n, dtype and device, rows contiguous) into this buffer on its stream.
+  void copy_from(const ArrayView& src);
+
+  py::dict cuda_array_interface() const;
+  py::tuple dlpack_device() const;
+  // `self` is this buffer's Python object: every capsule keeps it alive until its deleter runs.
+  static py::capsule dlpack(py::object self, py::object stream, py::object max_version,
+                            py::object dl_device, py::object copy);
+
+  int64_t n() const { return n_; }
+  apsp::DType dtype() const { return dtype_; }
+  int device() const { return device_; }
+  cuda::StreamInt stream() const { return stream_; }
+  uintptr_t ptr() const { return reinterpret_cast<uintptr_t>(ptr_); }
+
+ private:
+  int64_t n_;
+  apsp::DType dtype_;
+  int device_;
+  cuda::StreamInt stream_;  // where its contents are produced
+  void* ptr_ = nullptr;
+};
+
+void bind_device_buffer(py::module_& m);
+
+}  // namespace apsp_py

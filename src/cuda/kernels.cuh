@@ -1,0 +1,486 @@
+// CUDA engine kernels, templated on the dtype T and the tile shape. Every update goes through
+// Semiring<T>::relax / relax_pred (src/core/semiring.hpp). No padding copies: ragged tiles and any
+// leading dimension are handled here by clamping indices (a duplicated row, column or pivot is
+// harmless, min-plus is idempotent) and by guarding stores. Not for: dispatch or the round loop
+// (engine.cu), host staging.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/contract.hpp"
+#include "core/semiring.hpp"
+
+namespace apsp::cuda_detail {
+
+// ---- statistics, rules, finalize ---------------------------------------------------------------
+struct DeviceStats {
+  unsigned long long first_nan;      // ULLONG_MAX = none
+  unsigned long long first_neg_inf;  // ULLONG_MAX = none
+  unsigned long long max_abs_float;  // bits of a non-negative double (orders like the value)
+  unsigned long long max_abs_int;
+  unsigned long long negative_count;  // vertices with a negative diagonal after the solve
+};
+
+__device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w < v ? w : v;
+  }
+  return v;
+}
+__device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w > v ? w : v;
+  }
+  return v;
+}
+
+// Scan: nothing written. Grid-stride over rows (blockIdx.y) and columns (x).
+template <class T>
+__global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, DeviceStats* st) {
+  using S = Semiring<T>;
+  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0;
+  for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
+    const T* row = d + i * ld;
+    for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+         j += int64_t(gridDim.x) * blockDim.x) {
+      const T w = row[j];
+      const unsigned long long flat = (unsigned long long)(i * n + j);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (w != w) {
+          nan_i = flat < nan_i ? flat : nan_i;
+        } else if (w == -S::inf()) {
+          ninf_i = flat < ninf_i ? flat : ninf_i;
+        } else if (w != S::inf() && (i != j || w < 0)) {
+          const double a = fabs(double(w));
+          const unsigned long long bits = (unsigned long long)__double_as_longlong(a);
+          mabs = bits > mabs ? bits : mabs;
+        }
+      } else {
+        if (w < S::inf() && (i != j || w < 0)) {
+          const unsigned long long a =
+              w < 0 ? 0ull - (unsigned long long)(int64_t(w)) : (unsigned long long)(w);
+          mabs = a > mabs ? a : mabs;
+        }
+      }
+    }
+  }
+  // Block reduction first, then one atomic per statistic per block (the grid is kept small).
+  __shared__ unsigned long long red[3][32];
+  nan_i = warp_min_u64(nan_i);
+  ninf_i = warp_min_u64(ninf_i);
+  mabs = warp_max_u64(mabs);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  if (lane == 0) {
+    red[0][warp] = nan_i;
+    red[1][warp] = ninf_i;
+    red[2][warp] = mabs;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    nan_i = lane < warps ? red[0][lane] : ~0ull;
+    ninf_i = lane < warps ? red[1][lane] : ~0ull;
+    mabs = lane < warps ? red[2][lane] : 0ull;
+    nan_i = warp_min_u64(nan_i);
+    ninf_i = warp_min_u64(ninf_i);
+    mabs = warp_max_u64(mabs);
+    if (lane == 0) {
+      if (nan_i != ~0ull) atomicMin(&st->first_nan, nan_i);
+      if (ninf_i != ~0ull) atomicMin(&st->first_neg_inf, ninf_i);
+      if (mabs) atomicMax(std::is_floating_point_v<T> ? &st->max_abs_float : &st->max_abs_int, mabs);
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T edge_rule(T w, bool unweighted) {
+  const T inf = Semiring<T>::inf();
+  if (w > inf) w = inf;  // integers: anything >= INF is "no edge"
+  if (unweighted && w < inf) w = T(1);
+  return w;
+}
+
+// Rules: clamp, unweighted, symmetric min (directed=false), diagonal min(w, 0), predecessor init,
+// exactly as the CPU engine's apply_rules. Thread (i, j); when undirected the i<j thread owns both
+// (i, j) and (j, i).
+template <class T>
+__global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
+                             int64_t pld, bool directed, bool unweighted) {
+  const T inf = Semiring<T>::inf();
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  for (int64_t i = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; i < n;
+       i += int64_t(gridDim.y) * blockDim.y) {
+    if (directed || i == j) {
+      T w = edge_rule(d[i * ld + j], unweighted);
+      if (i == j) w = w < T(0) ? w : T(0);
+      d[i * ld + j] = w;
+      if (p) p[i * pld + j] = (i != j && w < inf) ? int32_t(i) : kNoPredecessor;
+    } else if (i < j) {
+      const T a = edge_rule(d[i * ld + j], unweighted);
+      const T b = edge_rule(d[j * ld + i], unweighted);
+      const T w = a < b ? a : b;
+      d[i * ld + j] = w;
+      d[j * ld + i] = w;
+      if (p) {
+        p[i * pld + j] = w < inf ? int32_t(i) : kNoPredecessor;
+        p[j * pld + i] = w < inf ? int32_t(j) : kNoPredecessor;
+      }
+    }
+  }
+}
+
+// Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
+// diagonal; vertices with a negative diagonal appended to `negative` (order not kept).
+template <class T>
+__global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
+                                int64_t pld, DeviceStats* st, int64_t* negative) {
+  const T inf = Semiring<T>::inf();
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  for (int64_t i = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; i < n;
+       i += int64_t(gridDim.y) * blockDim.y) {
+    T w = d[i * ld + j];
+    if constexpr (!std::is_floating_point_v<T>) {
+      if (w > unreachable_threshold<T>()) {
+        w = inf;
+        d[i * ld + j] = w;
+      }
+    }
+    if (p && (w == inf || i == j)) p[i * pld + j] = kNoPredecessor;
+    if (i == j && w < T(0) && negative) {
+      const unsigned long long slot = atomicAdd(&st->negative_count, 1ull);
+      negative[slot] = i;
+    }
+  }
+}
+
+// ---- phase 1: closure of the pivot tile --------------------------------------------------------
+// One block of (K/E)^2 threads; thread (ty, tx) keeps elements (ty + R*a, tx + R*b), R = K/E, in
+// registers. Row k and column k of the tile travel through double-buffered shared rows, so each
+// pivot step costs one barrier and no thread reads what another writes in the same step.
+template <class T, int K, int E, bool Pred>
+__global__ void __launch_bounds__((K / E) * (K / E))
+    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld, int64_t k0,
+                 int kw) {
+  constexpr int R = K / E;
+  __shared__ T row_buf[2][K];
+  __shared__ T col_buf[2][K];
+  __shared__ int32_t prow_buf[Pred ? 2 : 1][Pred ? K : 1];
+  const int tx = threadIdx.x % R, ty = threadIdx.x / R;
+  T c[E][E];
+  int32_t pc[Pred ? E : 1][Pred ? E : 1];
+#pragma unroll
+  for (int a = 0; a < E; ++a)
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int i = ty + R * a, j = tx + R * b;
+      const bool in = i < kw && j < kw;
+      c[a][b] = in ? d[(k0 + i) * ld + k0 + j] : Semiring<T>::inf();
+      if constexpr (Pred) pc[a][b] = in ? p[(k0 + i) * pld + k0 + j] : kNoPredecessor;
+    }
+  auto publish = [&](int k, int buf) {
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+      if (ty + R * a == k)
+#pragma unroll
+        for (int b = 0; b < E; ++b) {
+          row_buf[buf][tx + R * b] = c[a][b];
+          if constexpr (Pred) prow_buf[buf][tx + R * b] = pc[a][b];
+        }
+#pragma unroll
+    for (int b = 0; b < E; ++b)
+      if (tx + R * b == k)
+#pragma unroll
+        for (int a = 0; a < E; ++a) col_buf[buf][ty + R * a] = c[a][b];
+  };
+  publish(0, 0);
+  __syncthreads();
+  for (int k = 0; k < kw; ++k) {
+    const int buf = k & 1;
+    T av[E], bv[E];
+#pragma unroll
+    for (int a = 0; a < E; ++a) av[a] = col_buf[buf][ty + R * a];
+#pragma unroll
+    for (int b = 0; b < E; ++b) bv[b] = row_buf[buf][tx + R * b];
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+#pragma unroll
+      for (int b = 0; b < E; ++b) {
+        if constexpr (Pred)
+          relax_pred(c[a][b], pc[a][b], av[a], bv[b], prow_buf[buf][tx + R * b]);
+        else
+          c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
+      }
+    publish(k + 1, buf ^ 1);
+    __syncthreads();
+  }
+#pragma unroll
+  for (int a = 0; a < E; ++a)
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int i = ty + R * a, j = tx + R * b;
+      if (i < kw && j < kw) {
+        d[(k0 + i) * ld + k0 + j] = c[a][b];
+        if constexpr (Pred) p[(k0 + i) * pld + k0 + j] = pc[a][b];
+      }
+    }
+}
+
+// ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------
+// Tiles are K x K and aligned to the pivot blocks. Phase 2: the pivot row panel, C = D[kb, jb] with
+// A = the closed pivot tile and B = C itself, and the pivot column panel, C = D[ib, kb] with A = C
+// and B = the pivot tile. A block reads all of its own tile before it writes any of it, so the
+// aliasing is safe. Phase 3: every other tile, with A = D[ib, kb] and B = D[kb, jb] final for the
+// round. With look-ahead the phase-3 tiles are launched in two parts: the next round's panels
+// (row and column r+1) first, so that round r+1's pivot work overlaps the rest.
+enum Part : int {
+  kPanels = 2,      // grid.x = 2 (nb-1): pivot row and column panels of round r
+  kAllButPivot = 3, // grid (nb-1, nb-1): every tile outside row and column r
+  kNextPanels = 4,  // grid.x = 2 (nb-2) + 1: row and column r+1 (outside row/column r)
+  kRest = 5,        // grid (nb-2, nb-2): every tile outside rows/columns r and r+1
+};
+struct TileCoords {
+  int64_t i0, j0;
+};
+__device__ __forceinline__ int64_t skip1(int64_t b, int64_t r) { return b + (b >= r); }
+__device__ __forceinline__ int64_t skip2(int64_t b, int64_t r) {  // skips r and r + 1
+  return b + 2 * (b >= r);
+}
+__device__ __forceinline__ TileCoords tile_coords(int part, int64_t r, int64_t K) {
+  switch (part) {
+    case kPanels: {
+      const int64_t b = skip1(blockIdx.x >> 1, r);
+      return (blockIdx.x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+    }
+    case kNextPanels: {
+      if (blockIdx.x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
+      const int64_t b = skip2((blockIdx.x - 1) >> 1, r);
+      return ((blockIdx.x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
+    }
+    case kRest:
+      return TileCoords{skip2(blockIdx.y, r) * K, skip2(blockIdx.x, r) * K};
+    default:
+      return TileCoords{skip1(blockIdx.y, r) * K, skip1(blockIdx.x, r) * K};
+  }
+}
+
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// GEMM-shaped min-plus kernel: block tile K x K, thread tile TM x TN, k chunks of BK staged in
+// shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector,
+// and read V k-steps at a time as 16-byte vectors (two distinct rows per warp: conflict-free); B is k-major and read as 16-byte vectors. Thread (ty, tx) owns
+// rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
+// matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
+// block) and unaligned leading dimensions use 1-element copies with clamped indices.
+template <class T, int K, int TM, int TN, int BK, int STAGES>
+struct Gemm {
+  static constexpr int RY = K / TM, RX = K / TN;
+  static constexpr int threads = RY * RX;
+  static constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte vector
+  static constexpr int G = TN / V;                // vector groups per thread
+  static constexpr int A_LD = BK + V;
+  static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
+  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
+  static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
+  static constexpr int min_blocks = K >= 128 ? 1 : 2;  // 8 x 8 tiles need ~200 registers
+  static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
+  static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
+  static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
+};
+
+template <class T, int K, int TM, int TN, int BK, int STAGES, bool Fast>
+__device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
+                                             int kw, TileCoords tc, T* smem) {
+  using Cfg = Gemm<T, K, TM, TN, BK, STAGES>;
+  constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
+  const int tid = threadIdx.x;
+  const int tx = tid % RX, ty = tid / RX;
+  auto crow = [&](int64_t i) { return Fast ? i : (i < n ? i : n - 1); };
+  auto ck = [&](int kk) { return Fast ? kk : (kk < kw ? kk : kw - 1); };
+
+  auto load_chunk = [&](int chunk, int stage) {
+    T* As = smem + stage * Cfg::STAGE_ELEMS;
+    T* Bs = As + Cfg::A_ELEMS;
+    const int kc = chunk * BK;
+    if constexpr (Fast) {
+      constexpr int AV = BK / V, BV = K / V;  // vectors per A row, per B row
+#pragma unroll
+      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int m = e / AV, kv = e % AV;
+        cp_async<16>(As + m * Cfg::A_LD + kv * V, d + (tc.i0 + m) * ld + k0 + kc + kv * V);
+      }
+#pragma unroll
+      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int kk = e / BV, cv = e % BV;
+        cp_async<16>(Bs + kk * K + cv * V, d + (k0 + kc + kk) * ld + tc.j0 + cv * V);
+      }
+    } else {
+#pragma unroll 1
+      for (int q = 0; q < (K * BK) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int m = e / BK, kk = e % BK;
+        cp_async<sizeof(T)>(As + m * Cfg::A_LD + kk, d + crow(tc.i0 + m) * ld + k0 + ck(kc + kk));
+      }
+#pragma unroll 1
+      for (int q = 0; q < (K * BK) / threads; ++q) {
+        const int e = tid + q * threads;
+        const int kk = e / K, cc = e % K;
+        cp_async<sizeof(T)>(Bs + kk * K + cc, d + (k0 + ck(kc + kk)) * ld + crow(tc.j0 + cc));
+      }
+    }
+  };
+
+  const int chunks = (kw + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < chunks) load_chunk(s, s);
+    cp_async_commit();
+  }
+
+  T c[TM][TN];
+#pragma unroll
+  for (int a = 0; a < TM; ++a) {
+    const T* row = d + crow(tc.i0 + ty + RY * a) * ld;
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int v = 0; v < V; ++v) c[a][g * V + v] = row[crow(tc.j0 + (tx + RX * g) * V + v)];
+  }
+
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // chunk's stage is visible; everyone is done with the stage refilled next
+    {
+      const int next = chunk + STAGES - 1;
+      if (next < chunks) load_chunk(next, next % STAGES);
+      cp_async_commit();
+    }
+    const T* As = smem + (chunk % STAGES) * Cfg::STAGE_ELEMS;
+    const T* Bs = As + Cfg::A_ELEMS;
+#pragma unroll
+    for (int k4 = 0; k4 < BK; k4 += V) {
+      T av[TM][V];  // V consecutive k of each of the thread's rows: one 16-byte load per row
+#pragma unroll
+      for (int a = 0; a < TM; ++a) {
+        const uint4 u = *reinterpret_cast<const uint4*>(As + (ty + RY * a) * Cfg::A_LD + k4);
+        const T* uv = reinterpret_cast<const T*>(&u);
+#pragma unroll
+        for (int v = 0; v < V; ++v) av[a][v] = uv[v];
+      }
+#pragma unroll
+      for (int kv = 0; kv < V; ++kv) {
+        T bv[TN];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const uint4 u = *reinterpret_cast<const uint4*>(Bs + (k4 + kv) * K + (tx + RX * g) * V);
+          const T* uv = reinterpret_cast<const T*>(&u);
+#pragma unroll
+          for (int v = 0; v < V; ++v) bv[g * V + v] = uv[v];
+        }
+#pragma unroll
+        for (int a = 0; a < TM; ++a)
+#pragma unroll
+          for (int b = 0; b < TN; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a][kv], bv[b]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int a = 0; a < TM; ++a) {
+    const int64_t gi = tc.i0 + ty + RY * a;
+    if (!Fast && gi >= n) continue;
+    T* row = d + gi * ld;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int64_t gj = tc.j0 + (tx + RX * g) * V;
+      if (Fast) {
+        *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (gj + v < n) row[gj + v] = c[a][g * V + v];
+      }
+    }
+  }
+}
+
+template <class T, int K, int TM, int TN, int BK, int STAGES>
+__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads,
+                                  Gemm<T, K, TM, TN, BK, STAGES>::min_blocks)
+    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
+                   int part, bool aligned) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  const TileCoords tc = tile_coords(part, r, K);
+  if (aligned && kw == K && tc.i0 + K <= n && tc.j0 + K <= n)
+    minplus_tile<T, K, TM, TN, BK, STAGES, true>(d, n, ld, k0, kw, tc, smem);
+  else
+    minplus_tile<T, K, TM, TN, BK, STAGES, false>(d, n, ld, k0, kw, tc, smem);
+}
+
+// ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
+// Tile K x K (K = 32), 32 x 8 threads, K/8 elements each; A, B and B's predecessors go to shared
+// memory whole before anything is written (phase-2 aliasing). The predecessor of a path through
+// pivot k to j is pred[k][j], read from B's tile.
+template <class T, int K>
+__global__ void __launch_bounds__(K * 8)
+    minplus_pred_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
+                        int64_t pld, int64_t r, int64_t k0, int kw, int phase) {
+  __shared__ T As[K][K + 1];
+  __shared__ T Bs[K][K];
+  __shared__ int32_t Ps[K][K];
+  const TileCoords tc = tile_coords(phase, r, K);
+  const int tx = threadIdx.x % K, ty = threadIdx.x / K;
+  auto crow = [&](int64_t i) { return i < n ? i : n - 1; };
+  for (int y = ty; y < K; y += 8) {
+    const int64_t kk = k0 + (y < kw ? y : kw - 1);
+    As[y][tx] = d[crow(tc.i0 + y) * ld + k0 + (tx < kw ? tx : kw - 1)];
+    Bs[y][tx] = d[kk * ld + crow(tc.j0 + tx)];
+    Ps[y][tx] = p[kk * pld + crow(tc.j0 + tx)];
+  }
+  constexpr int E = K / 8;
+  T c[E];
+  int32_t pc[E];
+  const int64_t gj = tc.j0 + tx;
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const int64_t gi = crow(tc.i0 + ty + 8 * e);
+    c[e] = d[gi * ld + crow(gj)];
+    pc[e] = p[gi * pld + crow(gj)];
+  }
+  __syncthreads();
+  for (int k = 0; k < kw; ++k)
+#pragma unroll
+    for (int e = 0; e < E; ++e) relax_pred(c[e], pc[e], As[ty + 8 * e][k], Bs[k][tx], Ps[k][tx]);
+  if (gj >= n) return;
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const int64_t gi = tc.i0 + ty + 8 * e;
+    if (gi < n) {
+      d[gi * ld + gj] = c[e];
+      p[gi * pld + gj] = pc[e];
+    }
+  }
+}
+
+}  // namespace apsp::cuda_detail

@@ -1,0 +1,144 @@
+// Pinned staging for host inputs of the CUDA engine (see staging.hpp). Two pinned chunks per
+// transfer, taken from a small process-wide pool (allocating pinned memory costs milliseconds, so
+// it is kept between calls; the pool is behind a mutex and each call owns its chunks while it
+// runs, so concurrent calls do not share a buffer). OpenMP threads fill / drain a chunk while the
+// other one is on the copy engine.
+#include "cuda/staging.hpp"
+
+#include <cuda_runtime.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuda/check.cuh"
+
+namespace apsp::cuda_detail {
+namespace {
+
+constexpr size_t kChunkBytes = size_t(32) << 20;  // per pinned chunk
+constexpr size_t kPoolKeep = 2;                    // staging sets kept for later calls
+
+struct Staging {
+  void* chunk[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  size_t bytes = 0;
+  ~Staging() {
+    for (int b = 0; b < 2; ++b) {
+      if (chunk[b]) (void)cudaFreeHost(chunk[b]);
+      if (done[b]) (void)cudaEventDestroy(done[b]);
+    }
+  }
+};
+
+std::mutex pool_mutex;
+std::vector<std::unique_ptr<Staging>>& pool() {
+  static auto* p = new std::vector<std::unique_ptr<Staging>>();  // never destroyed: no CUDA calls at exit
+  return *p;
+}
+
+// Borrowed staging set, returned to the pool when the transfer ends (or throws).
+struct Lease {
+  std::unique_ptr<Staging> s;
+  explicit Lease(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex);
+      auto& p = pool();
+      for (auto it = p.begin(); it != p.end(); ++it)
+        if ((*it)->bytes >= bytes) {
+          s = std::move(*it);
+          p.erase(it);
+          break;
+        }
+    }
+    if (!s) {
+      s = std::make_unique<Staging>();
+      s->bytes = bytes;
+      for (int b = 0; b < 2; ++b) {
+        APSP_CUDA_CHECK(cudaHostAlloc(&s->chunk[b], bytes, cudaHostAllocPortable));
+        APSP_CUDA_CHECK(cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming));
+      }
+    }
+  }
+  ~Lease() {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    auto& p = pool();
+    if (p.size() < kPoolKeep) p.push_back(std::move(s));
+  }
+};
+
+// Parallel copy of `rows` rows of `row_bytes` between strided buffers.
+void copy_rows(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, int64_t rows,
+               size_t row_bytes) {
+  if (dst_pitch == row_bytes && src_pitch == row_bytes) {  // one contiguous block: split evenly
+    const size_t total = size_t(rows) * row_bytes;
+    const int64_t pieces = std::max<int64_t>(1, int64_t(total >> 20));
+#pragma omp parallel for schedule(static) if (pieces > 1)
+    for (int64_t q = 0; q < pieces; ++q) {
+      const size_t a = total * size_t(q) / size_t(pieces), b = total * size_t(q + 1) / size_t(pieces);
+      std::memcpy(dst + a, src + a, b - a);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (size_t(rows) * row_bytes > (size_t(1) << 20))
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
+}
+
+}  // namespace
+
+void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int elem_size,
+                   void* stream_ptr) {
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const size_t row_bytes = size_t(n) * elem_size;
+  const size_t chunk = std::max(kChunkBytes, row_bytes);
+  const int64_t rows_per = int64_t(chunk / row_bytes);
+  Lease lease(chunk);
+  Staging& st = *lease.s;
+  const char* src = static_cast<const char*>(host);
+  char* dst = static_cast<char*>(dev);
+  int c = 0;
+  for (int64_t r0 = 0; r0 < n; r0 += rows_per, ++c) {
+    const int b = c & 1;
+    const int64_t rows = std::min(rows_per, n - r0);
+    if (c >= 2) APSP_CUDA_CHECK(cudaEventSynchronize(st.done[b]));  // chunk b's last DMA is done
+    copy_rows(static_cast<char*>(st.chunk[b]), row_bytes, src + size_t(r0) * host_ld * elem_size,
+              size_t(host_ld) * elem_size, rows, row_bytes);
+    APSP_CUDA_CHECK(cudaMemcpyAsync(dst + size_t(r0) * row_bytes, st.chunk[b], size_t(rows) * row_bytes,
+                                    cudaMemcpyHostToDevice, stream));
+    APSP_CUDA_CHECK(cudaEventRecord(st.done[b], stream));
+  }
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));  // staging goes back to the pool idle
+}
+
+void download_matrix(void* host, const void* dev, int64_t n, int64_t host_ld, int elem_size,
+                     void* stream_ptr) {
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const size_t row_bytes = size_t(n) * elem_size;
+  const size_t chunk = std::max(kChunkBytes, row_bytes);
+  const int64_t rows_per = int64_t(chunk / row_bytes);
+  Lease lease(chunk);
+  Staging& st = *lease.s;
+  char* dst = static_cast<char*>(host);
+  const char* src = static_cast<const char*>(dev);
+  const int64_t chunks = (n + rows_per - 1) / rows_per;
+  auto enqueue = [&](int64_t c) {
+    const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
+    APSP_CUDA_CHECK(cudaMemcpyAsync(st.chunk[c & 1], src + size_t(r0) * row_bytes,
+                                    size_t(rows) * row_bytes, cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaEventRecord(st.done[c & 1], stream));
+  };
+  enqueue(0);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
+    APSP_CUDA_CHECK(cudaEventSynchronize(st.done[c & 1]));
+    if (c + 1 < chunks) enqueue(c + 1);  // DMA of the next chunk runs while this one drains
+    copy_rows(dst + size_t(r0) * host_ld * elem_size, size_t(host_ld) * elem_size,
+              static_cast<const char*>(st.chunk[c & 1]), row_bytes, rows, row_bytes);
+  }
+}
+
+}  // namespace apsp::cuda_detail

@@ -1,0 +1,263 @@
+"""GPU tier for the CUDA engine (pytest -m gpu): every dtype and the awkward sizes against the CPU
+engine (the reference) and SciPy; device views with a leading dimension > n; predecessors; rules
+(undirected, unweighted); errors (NaN, overflow, negative cycles, CUDA failures, out of memory);
+repeated and concurrent calls; progress. Device buffers come from PyTorch and are passed to the
+engine as raw pointers through apsp._core.solve_device (the public device-array intake is tested
+by its own tier). Skips with the reason where no GPU is usable; fails under APSP_REQUIRE_GPU=1."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import apsp
+from apsp import _core
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64]
+SIZES = [1, 2, 31, 63, 64, 65, 127, 129, 1000, 4097]
+INF = {np.dtype(np.int32): apsp.INT32_INF, np.dtype(np.int64): apsp.INT64_INF}
+
+
+def no_edge(dtype) -> float | int:
+    dtype = np.dtype(dtype)
+    return np.inf if dtype.kind == "f" else INF[dtype]
+
+
+def random_graph(n: int, dtype, rng: np.random.Generator, density: float = 0.3,
+                 negative: bool = True) -> np.ndarray:
+    """Random directed graph with unreachable pairs and, if `negative`, negative edges but no
+    negative cycle (non-negative weights shifted by a potential: w + p[i] - p[j])."""
+    w = rng.integers(1, 60, size=(n, n)).astype(np.float64)
+    if negative:
+        p = rng.integers(0, 30, size=n).astype(np.float64)
+        w = w + p[:, None] - p[None, :]
+    g = w.astype(dtype)
+    mask = rng.random((n, n)) > density
+    if n > 4:
+        mask[: n // 5, n // 2:] = True  # a block with no edges: unreachable pairs
+    g[mask] = no_edge(dtype)
+    return g
+
+
+def cpu_solve(g: np.ndarray, pred: bool = False, **kw):
+    work = np.array(g, order="C", copy=True)
+    p = np.empty(g.shape, np.int32) if pred else None
+    _core.solve_host(work, p, "cpu", 0, kw.get("directed", True), kw.get("unweighted", False),
+                     True, True, None)
+    return (work, p) if pred else work
+
+
+def gpu_host_solve(g: np.ndarray, pred: bool = False, **kw):
+    work = np.array(g, order="C", copy=True)
+    p = np.empty(g.shape, np.int32) if pred else None
+    _core.solve_host(work, p, "cuda", 0, kw.get("directed", True), kw.get("unweighted", False),
+                     True, True, kw.get("progress"))
+    return (work, p) if pred else work
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch", reason="the device-pointer tests use PyTorch buffers")
+
+
+def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, **kw) -> np.ndarray:
+    """Solve on a torch buffer of n x (n + pad) through the raw-pointer entry, return the n x n view."""
+    n = g.shape[0]
+    buf = torch.full((max(n, 1), n + pad), 7, dtype=getattr(torch, np.dtype(g.dtype).name),
+                     device="cuda")
+    view = buf[:n, :n]
+    view.copy_(torch.from_numpy(np.ascontiguousarray(g)))
+    s = stream or torch.cuda.current_stream()
+    with torch.cuda.stream(s):
+        _core.solve_device(view.data_ptr(), n, buf.stride(0), np.dtype(g.dtype).name, 0, 0,
+                           torch.cuda.current_device(), s.cuda_stream, kw.get("directed", True),
+                           kw.get("unweighted", False), True, True, None)
+    s.synchronize()
+    if pad:  # the columns beyond n are never touched
+        assert bool((buf[:n, n:] == 7).all())
+    return view.cpu().numpy()
+
+
+def assert_same(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.dtype == want.dtype
+    if got.dtype.kind == "f":
+        fin = np.isfinite(want)
+        np.testing.assert_array_equal(np.isfinite(got), fin)
+        np.testing.assert_allclose(got[fin], want[fin], rtol=1e-5, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", SIZES)
+def test_matches_cpu_engine(n, dtype, rng):
+    g = random_graph(n, dtype, rng)
+    assert_same(gpu_host_solve(g), cpu_solve(g))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 65, 300, 2500])
+def test_device_views_with_leading_dimension(torch, n, dtype, rng):
+    g = random_graph(n, dtype, rng)
+    assert_same(gpu_device_solve(torch, g, pad=13), cpu_solve(g))
+
+
+@pytest.mark.parametrize("n", [2, 64, 129, 700])
+def test_float64_matches_scipy(n, rng):
+    from scipy.sparse.csgraph import csgraph_from_dense, floyd_warshall
+
+    g = random_graph(n, np.float64, rng)
+    want = floyd_warshall(csgraph_from_dense(g, null_value=np.inf), directed=True)  # zeros are edges
+    assert_same(gpu_host_solve(g), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 33, 100, 257])
+def test_predecessors_describe_shortest_paths(n, dtype, rng):
+    g = random_graph(n, dtype, rng)
+    dist, pred = gpu_host_solve(g, pred=True)
+    want = cpu_solve(g)
+    assert_same(dist, want)
+    inf = no_edge(dtype)
+    for i in range(n):
+        for j in range(n):
+            if i == j or dist[i, j] == inf:
+                assert pred[i, j] == -9999, (i, j)
+                continue
+            k = pred[i, j]
+            assert 0 <= k < n, (i, j, k)
+            step = g[k, j] if k != j else 0
+            assert g[k, j] != inf
+            np.testing.assert_allclose(float(dist[i, k] if k != i else 0) + float(step),
+                                       float(dist[i, j]), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_undirected_and_unweighted(dtype, rng):
+    g = random_graph(150, dtype, rng, negative=False)
+    for kw in ({"directed": False}, {"unweighted": True}, {"directed": False, "unweighted": True}):
+        assert_same(gpu_host_solve(g, **kw), cpu_solve(g, **kw))
+
+
+def test_all_unreachable_and_diagonal(rng):
+    for dtype in DTYPES:
+        g = np.full((70, 70), no_edge(dtype), dtype=dtype)
+        g[3, 3] = 5
+        got = gpu_host_solve(g)
+        want = np.full((70, 70), no_edge(dtype), dtype=dtype)
+        np.fill_diagonal(want, 0)
+        assert_same(got, want)
+
+
+def test_integer_no_edge_values_above_inf_are_clamped():
+    g = np.array([[0, 2**31 - 1, 5], [apsp.INT32_INF + 7, 0, 1], [2, 2**30, 0]], np.int32)
+    assert_same(gpu_host_solve(g), cpu_solve(g))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_negative_cycle_raises_like_cpu(dtype, rng):
+    g = random_graph(90, dtype, rng, negative=False)
+    g[10, 11] = -200
+    g[11, 10] = 1
+    with pytest.raises(apsp.NegativeCycleError) as gpu_err:
+        gpu_host_solve(g)
+    with pytest.raises(apsp.NegativeCycleError) as cpu_err:
+        cpu_solve(g)
+    assert 10 in gpu_err.value.vertices and 11 in gpu_err.value.vertices
+    assert set(gpu_err.value.vertices) == set(cpu_err.value.vertices)
+
+
+def test_nan_and_overflow_are_refused_before_solving():
+    g = np.zeros((40, 40), np.float32)
+    g[7, 9] = np.nan
+    before = g.copy()
+    with pytest.raises(ValueError, match=r"graph\[7, 9\] is NaN"):
+        _core.solve_host(g, None, "cuda", 0, True, False, True, True, None)
+    np.testing.assert_array_equal(g, before)  # nothing written
+    h = np.zeros((40, 40), np.float64)
+    h[1, 2] = -np.inf
+    with pytest.raises(ValueError, match="-inf"):
+        gpu_host_solve(h)
+    big = np.full((3000, 3000), apsp.INT32_INF, np.int32)
+    big[0, 1] = 400_000
+    with pytest.raises(OverflowError, match="int64"):
+        gpu_host_solve(big)
+
+
+def test_repeated_calls_same_buffer(torch, rng):
+    n = 300
+    buf = torch.empty((n, n), dtype=torch.int32, device="cuda")
+    for _ in range(3):  # the round loop is replayed from a cached CUDA graph
+        g = random_graph(n, np.int32, rng)
+        buf.copy_(torch.from_numpy(g))
+        s = torch.cuda.current_stream()
+        _core.solve_device(buf.data_ptr(), n, n, "int32", 0, 0, 0, s.cuda_stream, True, False,
+                           True, True, None)
+        assert_same(buf.cpu().numpy(), cpu_solve(g))
+
+
+def test_non_default_stream(torch, rng):
+    g = random_graph(500, np.float32, rng)
+    s = torch.cuda.Stream()
+    assert_same(gpu_device_solve(torch, g, stream=s), cpu_solve(g))
+
+
+def test_two_threads_at_once(rng):
+    graphs = [random_graph(n, dt, rng) for n, dt in ((900, np.int32), (1200, np.float32),
+                                                      (200, np.float64), (2100, np.int64))]
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(idx: int) -> None:
+        try:
+            for _ in range(2):
+                results[idx] = gpu_host_solve(graphs[idx])
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(graphs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, g in enumerate(graphs):
+        assert_same(results[i], cpu_solve(g))
+
+
+def test_cuda_failure_is_runtime_error_and_next_call_works(rng):
+    g = random_graph(50, np.float32, rng)
+    bad_device = len(apsp.info()["devices"]) + 3
+    with pytest.raises(RuntimeError, match=f"CUDA device {bad_device}.*invalid device ordinal"):
+        _core.solve_host(g.copy(), None, "cuda", bad_device, True, False, True, True, None)
+    assert_same(gpu_host_solve(g), cpu_solve(g))
+
+
+def test_too_large_for_the_gpu_is_memory_error(tmp_path):
+    free = apsp.info()["devices"][0]["free_memory"]
+    n = int(np.sqrt(free / 4 * 1.3)) + 1  # float32 n x n exceeds free memory by 30%
+    mm = np.memmap(tmp_path / "huge.bin", dtype=np.float32, mode="w+", shape=(n, n))  # sparse file
+    with pytest.raises(MemoryError, match=r"needs \d+ bytes .* only \d+ bytes"):
+        _core.solve_host(mm, None, "cuda", 0, True, False, True, True, None)
+    del mm
+    g = np.zeros((10, 10), np.float32)
+    assert_same(gpu_host_solve(g), np.zeros((10, 10), np.float32))
+
+
+def test_progress_reports_rounds(rng):
+    g = random_graph(1500, np.float32, rng)
+    seen: list[tuple[int, int]] = []
+    got = gpu_host_solve(g, progress=lambda done, total: seen.append((done, total)))
+    assert_same(got, cpu_solve(g))
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_public_api_routes_numpy_to_cuda(rng):
+    g = random_graph(200, np.float64, rng)
+    out = apsp.solve(g, device="cuda")
+    assert_same(out, cpu_solve(g))
+    assert not np.shares_memory(out, g)
