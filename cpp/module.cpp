@@ -2,6 +2,7 @@
 // protocol, device arrays through the intake in intake.cpp (DLPack, CUDA array interface) and
 // DeviceBuffer, GIL release, progress/interrupt callbacks, and the mapping of apsp's C++
 // exceptions to Python exceptions. No algorithm here: it calls src/apsp/apsp.hpp.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -105,6 +106,37 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
     apsp::solve_cpu(m, p, o);
   else
     apsp::solve_cuda_host(m, p, o, device);
+}
+
+// A scipy.sparse graph in COO form for the CUDA engine: the edges go to the device and are
+// scattered there; `out` (a fresh host n x n array of the computed dtype) receives the distances.
+void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
+                       py::array_t<int64_t, py::array::c_style> cols, py::array values,
+                       py::buffer out, py::object pred, int device, bool directed,
+                       bool unweighted, bool check_input, bool check_negative_cycles,
+                       py::object progress) {
+  py::buffer_info info = out.request(true);
+  apsp::Matrix m = host_matrix(info, "out");
+  if (m.n != n) throw py::value_error("out must be n x n");
+  py::buffer_info vinfo = values.request();
+  const int64_t nnz = rows.size();
+  if (cols.size() != nnz || vinfo.size != nnz || vinfo.ndim != 1 ||
+      (nnz > 1 && vinfo.strides[0] != vinfo.itemsize))
+    throw py::value_error("rows, cols and values must be contiguous 1-D arrays of one length");
+  apsp::CooGraph g;
+  g.n = n;
+  g.nnz = nnz;
+  g.rows = rows.data();
+  g.cols = cols.data();
+  g.values = vinfo.ptr;
+  g.dtype = dtype_from_buffer(vinfo);
+  if (g.dtype != m.dtype) throw py::value_error("values and out must have one dtype");
+  apsp::PredMatrix p = host_pred(pred, n);
+  Callback cb{progress};
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
+                                 progress.is_none() ? nullptr : &cb);
+  py::gil_scoped_release release;
+  apsp::solve_cuda_sparse_host(g, m, p, o, device);
 }
 
 // An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken
@@ -244,6 +276,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("device"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
         "Solve in place on a writable host array (rows contiguous) with the CPU or CUDA engine.");
+  m.def("solve_sparse_host", &solve_sparse_host, py::arg("n"), py::arg("rows"), py::arg("cols"),
+        py::arg("values"), py::arg("out"), py::arg("pred"), py::arg("device"), py::arg("directed"),
+        py::arg("unweighted"), py::arg("check_input"), py::arg("check_negative_cycles"),
+        py::arg("progress"),
+        "Solve a COO graph on a CUDA device (edges scattered there) into the host array `out`.");
   bind_device_array(m);
   apsp_py::bind_device_buffer(m);
   m.attr("DEVICE_DTYPES") = py::tuple(py::cast(apsp_py::device_dtype_names()));

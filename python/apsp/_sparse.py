@@ -28,10 +28,34 @@ def densify(sp: Any, dtype: np.dtype) -> np.ndarray:
     return out
 
 
-def solve_sparse(graph: Any, *, overwrite: bool, **kwargs: Any) -> Any:
-    from ._solve import computed_dtype, solve_host
+def solve_sparse(graph: Any, *, overwrite: bool, directed: bool, unweighted: bool,
+                 return_predecessors: bool, device: Any, progress: bool) -> Any:
+    """Densify on the target engine: on the host for the CPU engine; for a GPU only the edges are
+    uploaded (COO) and scattered into the device matrix, and the distances come back dense."""
+    from ._progress import make_progress
+    from ._solve import check_square, computed_dtype, host_target, solve_host
 
     if overwrite:
         raise ValueError("overwrite=True cannot write distances into a sparse matrix (they are "
                          "dense); pass overwrite=False")
-    return solve_host(densify(graph, computed_dtype(graph.dtype)), overwrite=True, **kwargs)
+    dtype = computed_dtype(graph.dtype)
+    n = check_square(tuple(graph.shape))
+    target = host_target(device)
+    if target.engine == "cpu" or n == 0:
+        return solve_host(densify(graph, dtype), overwrite=True, directed=directed,
+                          unweighted=unweighted, return_predecessors=return_predecessors,
+                          device=target.engine, progress=progress)
+    coo = graph.tocoo()
+    rows = np.ascontiguousarray(coo.row, dtype=np.int64)
+    cols = np.ascontiguousarray(coo.col, dtype=np.int64)
+    values = np.ascontiguousarray(coo.data, dtype=dtype)
+    dist = np.empty((n, n), dtype=dtype)
+    pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
+    bar = make_progress(progress, f"apsp n={n} cuda")
+    try:
+        _core.solve_sparse_host(n, rows, cols, values, dist, pred, target.index, bool(directed),
+                                bool(unweighted), True, True, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return (dist, pred) if return_predecessors else dist

@@ -104,4 +104,19 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
 // `dist` (and `pred`) are host pointers; staged through pinned memory to one device buffer.
 void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device);
 
+// A sparse graph in coordinate form on the host: edge e is rows[e] -> cols[e] with weight
+// values[e] (of `dtype`); duplicates are allowed (the smallest weight wins).
+struct CooGraph {
+  int64_t n = 0;
+  int64_t nnz = 0;
+  const int64_t* rows = nullptr;
+  const int64_t* cols = nullptr;
+  const void* values = nullptr;
+  DType dtype = DType::float32;
+};
+// The edges are uploaded and scattered into one n x n device matrix (the dense graph is never
+// built on the host); the distances land in the host matrix `dist` (same n and dtype).
+void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
+                            const Options& options, int device);
+
 }  // namespace apsp

@@ -17,6 +17,7 @@ static void absent() {
 }
 void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
 void solve_cuda_host(Matrix, PredMatrix, const Options&, int) { absent(); }
+void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&, int) { absent(); }
 
 }  // namespace apsp
 #endif

@@ -22,6 +22,7 @@
 #include "core/contract.hpp"
 #include "cuda/check.cuh"
 #include "cuda/kernels.cuh"
+#include "cuda/scatter.cuh"
 #include "cuda/staging.hpp"
 
 namespace apsp {
@@ -444,6 +445,18 @@ std::string bytes_text(uint64_t b) {
   return s.str();
 }
 
+// MemoryError with bytes needed and free, before anything is allocated.
+void require_device_memory(uint64_t needed, int device, const std::string& what) {
+  size_t free_b = 0, total_b = 0;
+  APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (needed <= free_b) return;
+  std::ostringstream m;
+  m << "not enough GPU memory on CUDA device " << device << ": " << what << " needs "
+    << bytes_text(needed) << " but only " << bytes_text(free_b) << " of " << bytes_text(total_b)
+    << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
+  throw MemoryError(m.str());
+}
+
 }  // namespace
 }  // namespace cuda_detail
 
@@ -495,6 +508,65 @@ void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int d
   download_matrix(dist.data, dbuf.ptr, n, dist.ld, es, stream.s);
   if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
   trace("download");
+  check_negative_cycles(negative, n);
+}
+
+void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
+                            const Options& options, int device) {
+  using namespace cuda_detail;
+  check_views(dist, pred);
+  const int64_t n = dist.n, nnz = graph.nnz;
+  if (graph.n != n || graph.dtype != dist.dtype)
+    throw ValueError("the sparse graph and the output matrix differ in n or dtype");
+  if (nnz < 0 || (nnz > 0 && (!graph.rows || !graph.cols || !graph.values)))
+    throw ValueError("the sparse graph has nnz=" + std::to_string(nnz) + " but no entries");
+  for (int64_t e = 0; e < nnz; ++e)  // the scatter writes where the indices say: check them all
+    if (graph.rows[e] < 0 || graph.rows[e] >= n || graph.cols[e] < 0 || graph.cols[e] >= n)
+      throw ValueError("sparse entry " + std::to_string(e) + " (" + std::to_string(graph.rows[e]) +
+                       ", " + std::to_string(graph.cols[e]) + ") is outside the " +
+                       std::to_string(n) + " x " + std::to_string(n) + " matrix");
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  const uint64_t es = uint64_t(dtype_size(dist.dtype));
+  const uint64_t mat_bytes = uint64_t(n) * uint64_t(n) * es;
+  const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
+  const uint64_t edge_bytes = uint64_t(nnz) * (16 + es);
+  std::ostringstream what;
+  what << "an n=" << n << " " << dtype_name(dist.dtype) << " sparse solve with " << nnz << " edges"
+       << (pred.data ? " and predecessors" : "");
+  require_device_memory(mat_bytes + pred_bytes + edge_bytes + uint64_t(n) * 8 + (uint64_t(8) << 20),
+                        device, what.str());
+  OwnStream stream;
+  DeviceBuffer dbuf(mat_bytes);
+  std::unique_ptr<DeviceBuffer> pbuf;
+  if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
+  {
+    DeviceBuffer ebuf(std::max<uint64_t>(edge_bytes, 1));
+    auto* rows = static_cast<int64_t*>(ebuf.ptr);
+    int64_t* cols = rows + nnz;
+    void* values = cols + nnz;
+    APSP_CUDA_CHECK(cudaMemcpyAsync(rows, graph.rows, size_t(nnz) * 8, cudaMemcpyHostToDevice, stream.s));
+    APSP_CUDA_CHECK(cudaMemcpyAsync(cols, graph.cols, size_t(nnz) * 8, cudaMemcpyHostToDevice, stream.s));
+    APSP_CUDA_CHECK(cudaMemcpyAsync(values, graph.values, size_t(nnz) * es, cudaMemcpyHostToDevice,
+                                    stream.s));
+    dispatch(dist.dtype, choose_tiles(n, dist.dtype, pred.data != nullptr), [&](auto plan) {
+      using T = typename decltype(plan)::type;
+      const dim3 grid(unsigned((n + 255) / 256), unsigned(std::min<int64_t>(n, 8192)));
+      fill_kernel<T><<<grid, 256, 0, stream.s>>>(static_cast<T*>(dbuf.ptr), n, n, Semiring<T>::inf());
+      APSP_CUDA_CHECK_LAUNCH("fill_kernel");
+      if (nnz > 0) {
+        scatter_kernel<T><<<unsigned(std::min<int64_t>((nnz + 255) / 256, 65535)), 256, 0, stream.s>>>(
+            static_cast<T*>(dbuf.ptr), n, rows, cols, static_cast<const T*>(values), nnz);
+        APSP_CUDA_CHECK_LAUNCH("scatter_kernel");
+      }
+    });
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));  // the edge buffer is freed next
+  }
+  Matrix dev{dbuf.ptr, n, n, dist.dtype};
+  PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
+  const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
+  download_matrix(dist.data, dbuf.ptr, n, dist.ld, int(es), stream.s);
+  if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
   check_negative_cycles(negative, n);
 }
 
