@@ -299,7 +299,7 @@ struct Gemm {
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
   static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
-  static constexpr int min_blocks = K >= 128 ? 1 : 2;  // 8 x 8 tiles need ~200 registers
+  static constexpr int min_blocks = threads >= 512 ? 1 : (K >= 128 ? 1 : 2);  // 8 x 8: ~200 registers
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
   static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
