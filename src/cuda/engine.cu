@@ -29,12 +29,14 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k128, k128w, k64, pred32 };
+enum class Tiles { k128, k128w, k64, k64o, k64w, pred32 };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::k128: return "k128";
     case Tiles::k128w: return "k128w";
     case Tiles::k64: return "k64";
+    case Tiles::k64o: return "k64o";
+    case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
   }
   return "?";
@@ -50,30 +52,51 @@ struct Plan<T, Tiles::k128> {  // large n: 128 x 128 GEMM tiles, 8 x 8 per threa
   static constexpr int K = 128;
   static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
   static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
-  using G = Gemm<T, K, 8, TN, BK, 3>;
+  using G = Gemm<T, K, 8, TN, BK, 3, 1>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 1>;
 };
 template <class T>
 struct Plan<T, Tiles::k128w> {  // large n, twice the warps: 8 x 4 per thread, 512 threads
   using type = T;
   static constexpr int K = 128;
   static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
-  using G = Gemm<T, K, 8, 4, BK, 3>;
+  using G = Gemm<T, K, 8, 4, BK, 3, 1>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, 4, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, 4, BK, 3, 1>;
 };
 template <class T>
 struct Plan<T, Tiles::k64> {  // small n: more, smaller tiles so that all SMs have work
   using type = T;
   static constexpr int K = 64;
   static constexpr int BK = 32;
-  using G = Gemm<T, K, 4, 4, BK, 3>;
+  using G = Gemm<T, K, 4, 4, BK, 3, 2>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3, 2>;
+};
+template <class T>
+struct Plan<T, Tiles::k64o> {  // k64 held to 64 registers: 4 blocks (32 warps) per SM
+  using type = T;
+  static constexpr int K = 64;
+  static constexpr int BK = 32;
+  using G = Gemm<T, K, 4, 4, BK, 3, 4>;
+  static constexpr bool pred = false;
+  static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3, 4>;
+};
+template <class T>
+struct Plan<T, Tiles::k64w> {  // 64 x 64 tiles, 8 x 4 per thread, 128 threads
+  using type = T;
+  static constexpr int K = 64;
+  static constexpr int BK = 32;
+  static constexpr int TN = sizeof(T) == 4 ? 4 : 2;
+  using G = Gemm<T, K, 8, TN, BK, 3, 3>;
+  static constexpr bool pred = false;
+  static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 3>;
 };
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
@@ -86,11 +109,11 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
 
 // 8-byte types are compute-bound at a third of the int32 rate, so 64-wide rounds (more of them,
 // 2 blocks per SM, no register spills) cost nothing in memory traffic that matters.
-// APSP_CUDA_TILES=k128|k128w|k64 forces a shape without predecessors (benchmarking only).
+// APSP_CUDA_TILES=k128|k128w|k64|k64o|k64w forces a shape without predecessors (benchmarking only).
 Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
   if (pred) return Tiles::pred32;
   if (const char* force = std::getenv("APSP_CUDA_TILES")) {
-    for (Tiles t : {Tiles::k128, Tiles::k128w, Tiles::k64})
+    for (Tiles t : {Tiles::k128, Tiles::k128w, Tiles::k64, Tiles::k64o, Tiles::k64w})
       if (std::string(force) == tiles_name(t)) return t;
     throw ValueError(std::string("APSP_CUDA_TILES=") + force + " is not a tile shape; supported: k128, k128w, k64");
   }
@@ -105,10 +128,12 @@ void with_tiles(Tiles t, F&& f) {
     case Tiles::k128: return f(Plan<T, Tiles::k128>{});
     case Tiles::k128w: return f(Plan<T, Tiles::k128w>{});
     case Tiles::k64: return f(Plan<T, Tiles::k64>{});
+    case Tiles::k64o: return f(Plan<T, Tiles::k64o>{});
+    case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
-                   "; supported: k128, k128w, k64, pred32");
+                   "; supported: k128, k128w, k64, k64o, k64w, pred32");
 }
 template <class F>
 void dispatch(DType dtype, Tiles t, F&& f) {

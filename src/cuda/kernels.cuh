@@ -289,7 +289,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
 // matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
 // block) and unaligned leading dimensions use 1-element copies with clamped indices.
-template <class T, int K, int TM, int TN, int BK, int STAGES>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
   static constexpr int threads = RY * RX;
@@ -299,16 +299,16 @@ struct Gemm {
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
   static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
-  static constexpr int min_blocks = threads >= 512 ? 1 : (K >= 128 ? 1 : 2);  // 8 x 8: ~200 registers
+  static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
   static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
 };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES, bool Fast>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Fast>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
-  using Cfg = Gemm<T, K, TM, TN, BK, STAGES>;
+  using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
@@ -424,18 +424,17 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 }
 
-template <class T, int K, int TM, int TN, int BK, int STAGES>
-__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads,
-                                  Gemm<T, K, TM, TN, BK, STAGES>::min_blocks)
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
+__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
                    int part, bool aligned) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(part, r, K);
   if (aligned && kw == K && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, true>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, true>(d, n, ld, k0, kw, tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, false>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, false>(d, n, ld, k0, kw, tc, smem);
 }
 
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
