@@ -251,21 +251,24 @@ __device__ __forceinline__ int64_t skip1(int64_t b, int64_t r) { return b + (b >
 __device__ __forceinline__ int64_t skip2(int64_t b, int64_t r) {  // skips r and r + 1
   return b + 2 * (b >= r);
 }
+// Block indices run backwards over the tiles so that the last tile row and column (ragged when
+// K does not divide n, and slower) are scheduled first instead of forming a long tail.
 __device__ __forceinline__ TileCoords tile_coords(int part, int64_t r, int64_t K) {
+  const int64_t x = int64_t(gridDim.x) - 1 - blockIdx.x, y = int64_t(gridDim.y) - 1 - blockIdx.y;
   switch (part) {
     case kPanels: {
-      const int64_t b = skip1(blockIdx.x >> 1, r);
-      return (blockIdx.x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+      const int64_t b = skip1(x >> 1, r);
+      return (x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
     }
     case kNextPanels: {
-      if (blockIdx.x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
-      const int64_t b = skip2((blockIdx.x - 1) >> 1, r);
-      return ((blockIdx.x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
+      if (x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
+      const int64_t b = skip2((x - 1) >> 1, r);
+      return ((x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
     }
     case kRest:
-      return TileCoords{skip2(blockIdx.y, r) * K, skip2(blockIdx.x, r) * K};
+      return TileCoords{skip2(y, r) * K, skip2(x, r) * K};
     default:
-      return TileCoords{skip1(blockIdx.y, r) * K, skip1(blockIdx.x, r) * K};
+      return TileCoords{skip1(y, r) * K, skip1(x, r) * K};
   }
 }
 
