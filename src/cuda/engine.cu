@@ -30,11 +30,12 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k128, k64, pred32 };
+enum class Tiles { k64w, k64, k128, pred32 };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::k128: return "k128";
     case Tiles::k64: return "k64";
+    case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
   }
   return "?";
@@ -45,25 +46,36 @@ template <class T, Tiles>
 struct Plan;
 
 template <class T>
-struct Plan<T, Tiles::k128> {  // large n: 128 x 128 GEMM tiles, 8 x 8 per thread
+struct Plan<T, Tiles::k128> {  // 128 x 128 GEMM tiles, 8 x 8 per thread (1 block = 8 warps per SM)
   using type = T;
   static constexpr int K = 128;
   static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
   static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
-  using G = Gemm<T, K, 8, TN, BK, 3>;
+  using G = Gemm<T, K, 8, TN, BK, 3, 1>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 1>;
 };
 template <class T>
-struct Plan<T, Tiles::k64> {  // small n: more, smaller tiles so that all SMs have work
+struct Plan<T, Tiles::k64> {  // 64 x 64 tiles, 4 x 4 per thread (3 blocks = 24 warps per SM)
   using type = T;
   static constexpr int K = 64;
   static constexpr int BK = 32;
-  using G = Gemm<T, K, 4, 4, BK, 3>;
+  using G = Gemm<T, K, 4, 4, BK, 3, 2>;
   static constexpr bool pred = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3>;
+  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3, 2>;
+};
+template <class T>
+struct Plan<T, Tiles::k64w> {  // the default: 64 x 64 tiles, 8 x 4 per thread, 128 threads
+  using type = T;
+  static constexpr int K = 64;
+  static constexpr int BK = 32;
+  static constexpr int TN = sizeof(T) == 4 ? 4 : 2;
+  using G = Gemm<T, K, 8, TN, BK, 3, 3>;
+  static constexpr bool pred = false;
+  static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 3>;
 };
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
@@ -74,12 +86,20 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
 
-// 8-byte types are compute-bound at a third of the int32 rate, so 64-wide rounds (more of them,
-// 2 blocks per SM, no register spills) cost nothing in memory traffic that matters.
+// Measured on an H100 (benchmarks/GPU_NOTES.md): occupancy decides. 64-wide rounds with 8 x 4
+// per thread (k64w, 4 blocks = 16 warps per SM) beat 128 x 128 tiles with 8 x 8 per thread (k128,
+// 8 warps per SM) for every dtype and n; the extra rounds cost nothing with the look-ahead.
+// APSP_CUDA_TILES=k64w|k64|k128 forces a shape without predecessors (benchmarking only).
 Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
   if (pred) return Tiles::pred32;
-  if (dtype_size(dtype) == 8) return Tiles::k64;
-  return n <= 2048 ? Tiles::k64 : Tiles::k128;
+  if (const char* force = std::getenv("APSP_CUDA_TILES")) {
+    for (Tiles t : {Tiles::k64w, Tiles::k64, Tiles::k128})
+      if (std::string(force) == tiles_name(t)) return t;
+    throw ValueError(std::string("APSP_CUDA_TILES=") + force + " is not a tile shape; supported: k64w, k64, k128");
+  }
+  (void)n;
+  (void)dtype;
+  return Tiles::k64w;
 }
 
 // The one run-time -> compile-time dispatch of the CUDA engine.
@@ -88,10 +108,11 @@ void with_tiles(Tiles t, F&& f) {
   switch (t) {
     case Tiles::k128: return f(Plan<T, Tiles::k128>{});
     case Tiles::k64: return f(Plan<T, Tiles::k64>{});
+    case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
-                   "; supported: k128, k64, pred32");
+                   "; supported: k64w, k64, k128, pred32");
 }
 template <class F>
 void dispatch(DType dtype, Tiles t, F&& f) {

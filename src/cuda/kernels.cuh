@@ -251,21 +251,24 @@ __device__ __forceinline__ int64_t skip1(int64_t b, int64_t r) { return b + (b >
 __device__ __forceinline__ int64_t skip2(int64_t b, int64_t r) {  // skips r and r + 1
   return b + 2 * (b >= r);
 }
+// Block indices run backwards over the tiles so that the last tile row and column (ragged when
+// K does not divide n, and slower) are scheduled first instead of forming a long tail.
 __device__ __forceinline__ TileCoords tile_coords(int part, int64_t r, int64_t K) {
+  const int64_t x = int64_t(gridDim.x) - 1 - blockIdx.x, y = int64_t(gridDim.y) - 1 - blockIdx.y;
   switch (part) {
     case kPanels: {
-      const int64_t b = skip1(blockIdx.x >> 1, r);
-      return (blockIdx.x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+      const int64_t b = skip1(x >> 1, r);
+      return (x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
     }
     case kNextPanels: {
-      if (blockIdx.x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
-      const int64_t b = skip2((blockIdx.x - 1) >> 1, r);
-      return ((blockIdx.x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
+      if (x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
+      const int64_t b = skip2((x - 1) >> 1, r);
+      return ((x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
     }
     case kRest:
-      return TileCoords{skip2(blockIdx.y, r) * K, skip2(blockIdx.x, r) * K};
+      return TileCoords{skip2(y, r) * K, skip2(x, r) * K};
     default:
-      return TileCoords{skip1(blockIdx.y, r) * K, skip1(blockIdx.x, r) * K};
+      return TileCoords{skip1(y, r) * K, skip1(x, r) * K};
   }
 }
 
@@ -289,7 +292,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
 // matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
 // block) and unaligned leading dimensions use 1-element copies with clamped indices.
-template <class T, int K, int TM, int TN, int BK, int STAGES>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
   static constexpr int threads = RY * RX;
@@ -299,16 +302,16 @@ struct Gemm {
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
   static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
-  static constexpr int min_blocks = K >= 128 ? 1 : 2;  // 8 x 8 tiles need ~200 registers
+  static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
   static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
 };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES, bool Fast>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Fast>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
-  using Cfg = Gemm<T, K, TM, TN, BK, STAGES>;
+  using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
@@ -424,18 +427,17 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 }
 
-template <class T, int K, int TM, int TN, int BK, int STAGES>
-__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES>::threads,
-                                  Gemm<T, K, TM, TN, BK, STAGES>::min_blocks)
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
+__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
                    int part, bool aligned) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(part, r, K);
   if (aligned && kw == K && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, true>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, true>(d, n, ld, k0, kw, tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, false>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, false>(d, n, ld, k0, kw, tc, smem);
 }
 
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
