@@ -91,15 +91,4 @@ APSP_HD void relax_pred(T& c, int32_t& pc, uint32_t& hc, T a, T b, int32_t pb, u
   }
 }
 
-// TEMPORARY (until the CUDA predecessor kernels carry hop counts): the plain step, which can
-// loop on zero-weight cycles across tiles.
-template <class T>
-APSP_HD void relax_pred(T& c, int32_t& pc, T a, T b, int32_t pb) {
-  const T s = a + b;
-  if (s < c) {
-    c = s;
-    pc = pb;
-  }
-}
-
 }  // namespace apsp

@@ -182,6 +182,7 @@ struct Job {
   int64_t n, ld;
   int32_t* p;
   int64_t pld;
+  uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
 };
 
 // Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture.
@@ -236,14 +237,14 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   if constexpr (P::pred) {
     for (int64_t r = 0; r < nb; ++r) {
       const int64_t k0 = r * K;
-      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, k0, kwidth(r));
+      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, job.h, n, k0, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       if (nb > 1) {
-        P::gemm_pred<<<unsigned(2 * (nb - 1)), K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, r, k0,
-                                                                     kwidth(r), kPanels);
+        P::gemm_pred<<<unsigned(2 * (nb - 1)), K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h,
+                                                                     n, r, k0, kwidth(r), kPanels);
         APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 2)");
         P::gemm_pred<<<dim3(unsigned(nb - 1), unsigned(nb - 1)), K * 8, 0, stream>>>(
-            d, n, ld, job.p, job.pld, r, k0, kwidth(r), kAllButPivot);
+            d, n, ld, job.p, job.pld, job.h, n, r, k0, kwidth(r), kAllButPivot);
         APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 3)");
       }
       after_round(r);
@@ -258,7 +259,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       (void)what;
     };
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
-      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, r * K, kwidth(r));
+      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, nullptr, 0, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       gemm(s, r, kPanels, dim3(unsigned(2 * (nb - 1))), "phase 2");
     };
@@ -363,8 +364,13 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   using T = typename P::type;
   const int64_t n = dist.n, ld = dist.ld;
   T* d = static_cast<T*>(dist.data);
-  const Job job{dist.data, n, ld, pred.data, pred.ld};
+  Job job{dist.data, n, ld, pred.data, pred.ld};
   prepare_kernels<P>();
+  std::unique_ptr<AsyncBuffer> hops;  // the (length, hops) step's hop counts, with predecessors
+  if (pred.data) {
+    hops = std::make_unique<AsyncBuffer>(size_t(n) * size_t(n) * sizeof(uint32_t), stream);
+    job.h = static_cast<uint32_t*>(hops->ptr);
+  }
 
   const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
   AsyncBuffer scratch(sizeof(DeviceStats) + neg_bytes, stream);
@@ -395,8 +401,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }
 
   const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-  rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, opt.directed,
-                                                 opt.unweighted);
+  rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, job.h,
+                                                 opt.directed, opt.unweighted);
   APSP_CUDA_CHECK_LAUNCH("rules_kernel");
 
   const int64_t nb = (n + P::K - 1) / P::K;
@@ -408,7 +414,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       opt.progress(opt.progress_ctx, r + 1, nb);
     });
-  } else if (n <= kGraphMaxN) {
+  } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
     const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
     cudaGraphExec_t exec = rounds_graph<P>(key, job);
     APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
@@ -466,6 +472,13 @@ std::string bytes_text(uint64_t b) {
   return s.str();
 }
 
+// Device memory a host-input solve needs besides the n x n matrix: predecessors and their hop
+// counts (4 + 4 bytes per pair), the negative-cycle list and a margin for scratch.
+uint64_t device_extra_bytes(int64_t n, bool pred) {
+  const uint64_t nn = uint64_t(n) * uint64_t(n);
+  return (pred ? 8 * nn : 0) + uint64_t(n) * 8 + (uint64_t(8) << 20);
+}
+
 // MemoryError with bytes needed and free, before anything is allocated.
 void require_device_memory(uint64_t needed, int device, const std::string& what) {
   size_t free_b = 0, total_b = 0;
@@ -499,19 +512,10 @@ void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int d
   const int es = dtype_size(dist.dtype);
   const uint64_t mat_bytes = uint64_t(n) * uint64_t(n) * uint64_t(es);
   const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
-  const uint64_t scratch = uint64_t(n) * 8 + (uint64_t(8) << 20);
-  const uint64_t needed = mat_bytes + pred_bytes + scratch;
-  size_t free_b = 0, total_b = 0;
-  APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  if (needed > free_b) {
-    std::ostringstream m;
-    m << "not enough GPU memory on CUDA device " << device << ": an n=" << n << " "
-      << dtype_name(dist.dtype) << " solve" << (pred.data ? " with predecessors" : "")
-      << " needs " << bytes_text(needed) << " but only " << bytes_text(free_b) << " of "
-      << bytes_text(total_b)
-      << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
-    throw MemoryError(m.str());
-  }
+  std::ostringstream what;
+  what << "an n=" << n << " " << dtype_name(dist.dtype) << " solve"
+       << (pred.data ? " with predecessors" : "");
+  require_device_memory(mat_bytes + device_extra_bytes(n, pred.data != nullptr), device, what.str());
   Trace trace;
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
@@ -555,8 +559,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   std::ostringstream what;
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " sparse solve with " << nnz << " edges"
        << (pred.data ? " and predecessors" : "");
-  require_device_memory(mat_bytes + pred_bytes + edge_bytes + uint64_t(n) * 8 + (uint64_t(8) << 20),
-                        device, what.str());
+  require_device_memory(mat_bytes + edge_bytes + device_extra_bytes(n, pred.data != nullptr), device,
+                        what.str());
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
   std::unique_ptr<DeviceBuffer> pbuf;

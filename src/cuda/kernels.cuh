@@ -105,16 +105,18 @@ __device__ __forceinline__ T edge_rule(T w, bool unweighted) {
 }
 
 // Rules: clamp, unweighted, symmetric min (directed=false), diagonal min(w, 0), predecessor init,
-// exactly as the CPU engine's apply_rules. Thread (i, j); when undirected the i<j thread owns both
+// exactly as the CPU engine's apply_rules; with predecessors also the hop counts of the
+// (length, hops) step (n x n, compact: 0 on the diagonal, 1 elsewhere, as the CPU's solve_pred). Thread (i, j); when undirected the i<j thread owns both
 // (i, j) and (j, i).
 template <class T>
 __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
-                             int64_t pld, bool directed, bool unweighted) {
+                             int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted) {
   const T inf = Semiring<T>::inf();
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
   for (int64_t i = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; i < n;
        i += int64_t(gridDim.y) * blockDim.y) {
+    if (h) h[i * n + j] = i == j ? 0u : 1u;
     if (directed || i == j) {
       T w = edge_rule(d[i * ld + j], unweighted);
       if (i == j) w = w < T(0) ? w : T(0);
@@ -165,15 +167,18 @@ __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_
 // pivot step costs one barrier and no thread reads what another writes in the same step.
 template <class T, int K, int E, bool Pred>
 __global__ void __launch_bounds__((K / E) * (K / E))
-    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld, int64_t k0,
-                 int kw) {
+    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
+                 uint32_t* __restrict__ h, int64_t hld, int64_t k0, int kw) {
   constexpr int R = K / E;
   __shared__ T row_buf[2][K];
   __shared__ T col_buf[2][K];
   __shared__ int32_t prow_buf[Pred ? 2 : 1][Pred ? K : 1];
+  __shared__ uint32_t hrow_buf[Pred ? 2 : 1][Pred ? K : 1];  // hops of row k / column k
+  __shared__ uint32_t hcol_buf[Pred ? 2 : 1][Pred ? K : 1];
   const int tx = threadIdx.x % R, ty = threadIdx.x / R;
   T c[E][E];
   int32_t pc[Pred ? E : 1][Pred ? E : 1];
+  uint32_t hc[Pred ? E : 1][Pred ? E : 1];
 #pragma unroll
   for (int a = 0; a < E; ++a)
 #pragma unroll
@@ -181,7 +186,10 @@ __global__ void __launch_bounds__((K / E) * (K / E))
       const int i = ty + R * a, j = tx + R * b;
       const bool in = i < kw && j < kw;
       c[a][b] = in ? d[(k0 + i) * ld + k0 + j] : Semiring<T>::inf();
-      if constexpr (Pred) pc[a][b] = in ? p[(k0 + i) * pld + k0 + j] : kNoPredecessor;
+      if constexpr (Pred) {
+        pc[a][b] = in ? p[(k0 + i) * pld + k0 + j] : kNoPredecessor;
+        hc[a][b] = in ? h[(k0 + i) * hld + k0 + j] : 1u;
+      }
     }
   auto publish = [&](int k, int buf) {
 #pragma unroll
@@ -190,13 +198,19 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 #pragma unroll
         for (int b = 0; b < E; ++b) {
           row_buf[buf][tx + R * b] = c[a][b];
-          if constexpr (Pred) prow_buf[buf][tx + R * b] = pc[a][b];
+          if constexpr (Pred) {
+            prow_buf[buf][tx + R * b] = pc[a][b];
+            hrow_buf[buf][tx + R * b] = hc[a][b];
+          }
         }
 #pragma unroll
     for (int b = 0; b < E; ++b)
       if (tx + R * b == k)
 #pragma unroll
-        for (int a = 0; a < E; ++a) col_buf[buf][ty + R * a] = c[a][b];
+        for (int a = 0; a < E; ++a) {
+          col_buf[buf][ty + R * a] = c[a][b];
+          if constexpr (Pred) hcol_buf[buf][ty + R * a] = hc[a][b];
+        }
   };
   publish(0, 0);
   __syncthreads();
@@ -212,7 +226,8 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 #pragma unroll
       for (int b = 0; b < E; ++b) {
         if constexpr (Pred)
-          relax_pred(c[a][b], pc[a][b], av[a], bv[b], prow_buf[buf][tx + R * b]);
+          relax_pred(c[a][b], pc[a][b], hc[a][b], av[a], bv[b], prow_buf[buf][tx + R * b],
+                     hcol_buf[buf][ty + R * a], hrow_buf[buf][tx + R * b]);
         else
           c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
       }
@@ -226,7 +241,10 @@ __global__ void __launch_bounds__((K / E) * (K / E))
       const int i = ty + R * a, j = tx + R * b;
       if (i < kw && j < kw) {
         d[(k0 + i) * ld + k0 + j] = c[a][b];
-        if constexpr (Pred) p[(k0 + i) * pld + k0 + j] = pc[a][b];
+        if constexpr (Pred) {
+          p[(k0 + i) * pld + k0 + j] = pc[a][b];
+          h[(k0 + i) * hld + k0 + j] = hc[a][b];
+        }
       }
     }
 }
@@ -443,37 +461,48 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
 // Tile K x K (K = 32), 32 x 8 threads, K/8 elements each; A, B and B's predecessors go to shared
 // memory whole before anything is written (phase-2 aliasing). The predecessor of a path through
-// pivot k to j is pred[k][j], read from B's tile.
+// pivot k to j is pred[k][j], read from B's tile; hop counts travel with A and B for the
+// (length, hops) step.
 template <class T, int K>
 __global__ void __launch_bounds__(K * 8)
     minplus_pred_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
-                        int64_t pld, int64_t r, int64_t k0, int kw, int phase) {
+                        int64_t pld, uint32_t* __restrict__ h, int64_t hld, int64_t r, int64_t k0,
+                        int kw, int phase) {
   __shared__ T As[K][K + 1];
   __shared__ T Bs[K][K];
   __shared__ int32_t Ps[K][K];
+  __shared__ uint32_t Ha[K][K + 1];
+  __shared__ uint32_t Hb[K][K];
   const TileCoords tc = tile_coords(phase, r, K);
   const int tx = threadIdx.x % K, ty = threadIdx.x / K;
   auto crow = [&](int64_t i) { return i < n ? i : n - 1; };
   for (int y = ty; y < K; y += 8) {
     const int64_t kk = k0 + (y < kw ? y : kw - 1);
-    As[y][tx] = d[crow(tc.i0 + y) * ld + k0 + (tx < kw ? tx : kw - 1)];
-    Bs[y][tx] = d[kk * ld + crow(tc.j0 + tx)];
-    Ps[y][tx] = p[kk * pld + crow(tc.j0 + tx)];
+    const int64_t ai = crow(tc.i0 + y), ak = k0 + (tx < kw ? tx : kw - 1), bj = crow(tc.j0 + tx);
+    As[y][tx] = d[ai * ld + ak];
+    Ha[y][tx] = h[ai * hld + ak];
+    Bs[y][tx] = d[kk * ld + bj];
+    Ps[y][tx] = p[kk * pld + bj];
+    Hb[y][tx] = h[kk * hld + bj];
   }
   constexpr int E = K / 8;
   T c[E];
   int32_t pc[E];
+  uint32_t hc[E];
   const int64_t gj = tc.j0 + tx;
 #pragma unroll
   for (int e = 0; e < E; ++e) {
     const int64_t gi = crow(tc.i0 + ty + 8 * e);
     c[e] = d[gi * ld + crow(gj)];
     pc[e] = p[gi * pld + crow(gj)];
+    hc[e] = h[gi * hld + crow(gj)];
   }
   __syncthreads();
   for (int k = 0; k < kw; ++k)
 #pragma unroll
-    for (int e = 0; e < E; ++e) relax_pred(c[e], pc[e], As[ty + 8 * e][k], Bs[k][tx], Ps[k][tx]);
+    for (int e = 0; e < E; ++e)
+      relax_pred(c[e], pc[e], hc[e], As[ty + 8 * e][k], Bs[k][tx], Ps[k][tx], Ha[ty + 8 * e][k],
+                 Hb[k][tx]);
   if (gj >= n) return;
 #pragma unroll
   for (int e = 0; e < E; ++e) {
@@ -481,6 +510,7 @@ __global__ void __launch_bounds__(K * 8)
     if (gi < n) {
       d[gi * ld + gj] = c[e];
       p[gi * pld + gj] = pc[e];
+      h[gi * hld + gj] = hc[e];
     }
   }
 }
