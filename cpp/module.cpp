@@ -32,10 +32,10 @@ apsp::DType dtype_from_buffer(const py::buffer_info& info) {
 }
 
 // Row-major view of a writable 2-D host buffer whose rows are contiguous.
-apsp::Matrix host_matrix(const py::buffer_info& info, const char* what) {
+apsp::Matrix host_matrix(const py::buffer_info& info, const char* what, bool writable = true) {
   if (info.ndim != 2 || info.shape[0] != info.shape[1])
     throw py::value_error(std::string(what) + " must be a square 2-D array");
-  if (info.readonly) throw py::value_error(std::string(what) + " is read-only");
+  if (writable && info.readonly) throw py::value_error(std::string(what) + " is read-only");
   const auto item = info.itemsize;
   if (info.shape[0] > 1 && info.strides[1] != item)
     throw py::value_error(std::string(what) + " rows must be contiguous (stride[1] == itemsize)");
@@ -87,25 +87,34 @@ apsp::Options make_options(bool directed, bool unweighted, bool check_input,
   return o;
 }
 
+// `out` (None or a host array like `graph`): the CUDA engine then reads `graph` without writing it
+// and puts the distances in `out`; without it, `graph` is solved in place (the CPU engine always).
 void solve_host(py::buffer graph, py::object pred, const std::string& engine, int device,
                 bool directed, bool unweighted, bool check_input, bool check_negative_cycles,
-                py::object progress) {
-  py::buffer_info info = graph.request(true);
-  apsp::Matrix m = host_matrix(info, "graph");
-  apsp::PredMatrix p = host_pred(pred, m.n);
-  Callback cb{progress};
+                py::object progress, py::object out) {
   const bool cpu = engine == "cpu";
   if (!cpu && engine != "cuda")
     throw py::value_error("engine must be 'cpu' or 'cuda', got '" + engine + "'");
+  if (cpu && !out.is_none()) throw py::value_error("the CPU engine solves in place: out must be None");
+  py::buffer_info info = graph.request(out.is_none());
+  apsp::Matrix input = host_matrix(info, "graph", out.is_none());
+  py::buffer_info out_info;
+  apsp::Matrix dist = input;
+  if (!out.is_none()) {
+    out_info = py::buffer(out).request(true);
+    dist = host_matrix(out_info, "out");
+  }
+  apsp::PredMatrix p = host_pred(pred, input.n);
+  Callback cb{progress};
   // The CPU engine polls for Ctrl-C every round; the CUDA engine only when a bar was asked for,
   // because a per-round callback makes it wait on the device.
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
                                  (cpu || !progress.is_none()) ? &cb : nullptr);
   py::gil_scoped_release release;
   if (cpu)
-    apsp::solve_cpu(m, p, o);
+    apsp::solve_cpu(input, p, o);
   else
-    apsp::solve_cuda_host(m, p, o, device);
+    apsp::solve_cuda_host(input, dist, p, o, device);
 }
 
 // A scipy.sparse graph in COO form for the CUDA engine: the edges go to the device and are
@@ -274,8 +283,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("solve_host", &solve_host, py::arg("graph"), py::arg("pred"), py::arg("engine"),
         py::arg("device"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
-        py::arg("check_negative_cycles"), py::arg("progress"),
-        "Solve in place on a writable host array (rows contiguous) with the CPU or CUDA engine.");
+        py::arg("check_negative_cycles"), py::arg("progress"), py::arg("out") = py::none(),
+        "Solve a host array (rows contiguous) with the CPU or CUDA engine, in place or into `out`.");
   m.def("solve_sparse_host", &solve_sparse_host, py::arg("n"), py::arg("rows"), py::arg("cols"),
         py::arg("values"), py::arg("out"), py::arg("pred"), py::arg("device"), py::arg("directed"),
         py::arg("unweighted"), py::arg("check_input"), py::arg("check_negative_cycles"),

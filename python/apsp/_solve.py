@@ -212,15 +212,30 @@ def solve_host(
 ) -> Result:
     """Solve a host NumPy array on the chosen engine; NumPy results."""
     n = check_square(arr.shape)
-    work = host_work_array(arr, overwrite)
+    computed_dtype(arr.dtype)  # TypeError first, whatever the device
     pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
-    if n > 0:
-        target = host_target(device)
-        bar = make_progress(progress, f"apsp n={n} {target.engine}")
-        try:
-            _core.solve_host(work, pred, target.engine, max(target.index, 0), bool(directed),
-                             bool(unweighted), _check_input, True, bar)
-        finally:
-            if bar is not None:
-                bar.close()
+    if n == 0:
+        work = host_work_array(arr, overwrite)
+        return (work, pred) if return_predecessors else work
+    target = host_target(device)
+    if target.engine == "cuda" and not overwrite and _engine_can_read(arr):
+        # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
+        source, out = arr, np.empty((n, n), dtype=arr.dtype)
+    else:
+        source, out = host_work_array(arr, overwrite), None
+    bar = make_progress(progress, f"apsp n={n} {target.engine}")
+    try:
+        _core.solve_host(source, pred, target.engine, max(target.index, 0), bool(directed),
+                         bool(unweighted), _check_input, True, bar, out)
+    finally:
+        if bar is not None:
+            bar.close()
+    work = source if out is None else out
     return (work, pred) if return_predecessors else work
+
+
+def _engine_can_read(arr: np.ndarray) -> bool:
+    """A native dtype with contiguous rows: the engines take it as it is."""
+    item = arr.itemsize
+    return (arr.dtype in NATIVE_DTYPES and (arr.shape[0] <= 1 or arr.strides[1] == item)
+            and arr.strides[0] > 0 and arr.strides[0] % item == 0)

@@ -101,8 +101,12 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none);
 // for the checks that Options enables.
 void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream);
 
-// `dist` (and `pred`) are host pointers; staged through pinned memory to one device buffer.
-void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device);
+// `input`, `dist` (and `pred`) are host pointers; the weights are read from `input` (left
+// untouched unless it is `dist` itself) and staged through pinned memory to one device buffer,
+// and the distances are written to `dist` (same n and dtype). Pass the same matrix twice to solve
+// in place; a separate `dist` spares the caller a host copy that keeps the input intact.
+void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& options,
+                     int device);
 
 // A sparse graph in coordinate form on the host: edge e is rows[e] -> cols[e] with weight
 // values[e] (of `dtype`); duplicates are allowed (the smallest weight wins).

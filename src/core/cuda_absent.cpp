@@ -16,7 +16,7 @@ static void absent() {
   throw CudaError(std::string("this build of apsp has no CUDA engine: ") + APSP_CUDA_WHY);
 }
 void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
-void solve_cuda_host(Matrix, PredMatrix, const Options&, int) { absent(); }
+void solve_cuda_host(Matrix, Matrix, PredMatrix, const Options&, int) { absent(); }
 void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&, int) { absent(); }
 
 }  // namespace apsp

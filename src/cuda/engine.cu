@@ -503,9 +503,13 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
   check_negative_cycles(negative, dist.n);
 }
 
-void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int device) {
+void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& options,
+                     int device) {
   using namespace cuda_detail;
+  check_views(input, PredMatrix{});
   check_views(dist, pred);
+  if (input.n != dist.n || input.dtype != dist.dtype)
+    throw ValueError("the input and output matrices differ in n or dtype");
   if (dist.n == 0) return;
   DeviceGuard guard(device);
   const int64_t n = dist.n;
@@ -522,7 +526,7 @@ void solve_cuda_host(Matrix dist, PredMatrix pred, const Options& options, int d
   std::unique_ptr<DeviceBuffer> pbuf;
   if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
   trace("allocate");
-  upload_matrix(dbuf.ptr, dist.data, n, dist.ld, es, stream.s);
+  upload_matrix(dbuf.ptr, input.data, n, input.ld, es, stream.s);
   trace("upload");
   Matrix dev{dbuf.ptr, n, n, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
