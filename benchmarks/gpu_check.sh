@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# One command for every GPU figure of issue 3, on a GPU machine with no network: build and install
-# apsp (pip install --no-build-isolation .), the GPU test tier, compute-sanitizer memcheck and
-# racecheck on small n, SASS facts of the min-plus kernels, and the GPU benchmark (JSON + summary).
+# One command for every GPU figure, on a GPU machine with no network: build and install apsp
+# (pip install --no-build-isolation .), the whole GPU test tier (pytest -m gpu: engine, device
+# arrays, sparse input, predecessors, notebooks), compute-sanitizer memcheck and racecheck on small
+# n, SASS facts of the min-plus kernels, the GPU benchmark and the per-call overhead benchmark
+# (JSON + summary). Python wheels the machine lacks (the notebook runner) may be carried in .whl/.
 # Usage: benchmarks/gpu_check.sh OUT_DIR [--quick]      (run from anywhere; OUT_DIR is created)
 set -uo pipefail
 OUT=$(mkdir -p "${1:?usage: benchmarks/gpu_check.sh OUT_DIR [--quick]}" && cd "$1" && pwd)
@@ -14,6 +16,12 @@ step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 step "GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+
+if compgen -G ".whl/*.whl" > /dev/null; then
+  step "carried wheels (.whl/)"
+  python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/apsp-site .whl/*.whl \
+    && export PYTHONPATH=/tmp/apsp-site${PYTHONPATH:+:$PYTHONPATH}
+fi
 
 step "build and install (APSP_CUDA_ARCHITECTURES=$ARCH)"
 APSP_CUDA_ARCHITECTURES=$ARCH python -m pip install --no-build-isolation --no-deps -q . || exit 1
@@ -46,7 +54,7 @@ for f, c in counts.items():
 PY
 
 step "GPU test tier"
-APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests/test_gpu_engine.py -q -x 2>&1 | tee "$OUT/tests.txt" || status=1
+APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests -q -p no:cacheprovider -n 4 2>&1 | tee "$OUT/tests.txt" || status=1
 
 step "compute-sanitizer memcheck"
 compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py 2>&1 | tail -4 | tee "$OUT/sanitizer.txt" || status=1
@@ -55,6 +63,7 @@ compute-sanitizer --tool racecheck --error-exitcode 9 python benchmarks/sanitize
 
 step "benchmark"
 python benchmarks/bench_gpu.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" $QUICK || status=1
+python benchmarks/bench_overhead.py --calls 5000 --out "$OUT" || status=1
 cat "$OUT"/gpu_*_summary.md 2>/dev/null
 step "done (status $status)"
 exit $status
