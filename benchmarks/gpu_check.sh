@@ -54,7 +54,7 @@ for f, c in counts.items():
 PY
 
 step "GPU test tier"
-APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests -q -p no:cacheprovider -n 4 2>&1 | tee "$OUT/tests.txt" || status=1
+APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests -q -p no:cacheprovider -p no:benchmark -n 4 2>&1 | tee "$OUT/tests.txt" || status=1
 
 step "compute-sanitizer memcheck"
 compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py 2>&1 | tail -4 | tee "$OUT/sanitizer.txt" || status=1
