@@ -166,8 +166,11 @@ def test_negative_cycle_raises_like_cpu(dtype, rng):
         gpu_host_solve(g)
     with pytest.raises(apsp.NegativeCycleError) as cpu_err:
         cpu_solve(g)
-    assert 10 in gpu_err.value.vertices and 11 in gpu_err.value.vertices
-    assert set(gpu_err.value.vertices) == set(cpu_err.value.vertices)
+    # Both engines name the cycle's vertices. Beyond those, which diagonals turn negative
+    # depends on the order of the updates once a negative cycle exists (and, for integers, on
+    # where the sums wrap), so the two engines' lists need not be equal.
+    for err in (gpu_err, cpu_err):
+        assert {10, 11} <= set(err.value.vertices)
 
 
 def test_nan_and_overflow_are_refused_before_solving():
