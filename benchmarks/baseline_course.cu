@@ -15,15 +15,8 @@
 #include <vector>
 
 #include "core/semiring.hpp"
+#include "cuda/check.cuh"
 
-#define CHECK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
 
 using S = apsp::Semiring<int32_t>;
 constexpr int B = 64;
@@ -97,7 +90,7 @@ void solve(int32_t* d, int N) {
     phase2<<<dim3(nb, 2), t>>>(d, N, r);
     phase3<<<dim3(nb, nb), t>>>(d, N, r);
   }
-  CHECK(cudaGetLastError());
+  APSP_CUDA_CHECK(cudaGetLastError());
 }
 
 std::vector<int32_t> random_padded(int n, int N, uint32_t seed) {
@@ -123,11 +116,11 @@ int main(int argc, char** argv) {
         for (int j = 0; j < m; ++j)
           ref[size_t(i) * M + j] = std::min(ref[size_t(i) * M + j], ref[size_t(i) * M + k] + ref[size_t(k) * M + j]);
     int32_t* d = nullptr;
-    CHECK(cudaMalloc(&d, h.size() * 4));
-    CHECK(cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    APSP_CUDA_CHECK(cudaMalloc(&d, h.size() * 4));
+    APSP_CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
     solve(d, M);
-    CHECK(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost));
-    CHECK(cudaFree(d));
+    APSP_CUDA_CHECK(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost));
+    APSP_CUDA_CHECK(cudaFree(d));
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m; ++j)
         if (h[size_t(i) * M + j] != ref[size_t(i) * M + j]) {
@@ -138,21 +131,21 @@ int main(int argc, char** argv) {
   const int N = (n + B - 1) / B * B;
   std::vector<int32_t> h = random_padded(n, N, 1);
   int32_t *d = nullptr, *orig = nullptr;
-  CHECK(cudaMalloc(&d, h.size() * 4));
-  CHECK(cudaMalloc(&orig, h.size() * 4));
-  CHECK(cudaMemcpy(orig, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+  APSP_CUDA_CHECK(cudaMalloc(&d, h.size() * 4));
+  APSP_CUDA_CHECK(cudaMalloc(&orig, h.size() * 4));
+  APSP_CUDA_CHECK(cudaMemcpy(orig, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
   cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  APSP_CUDA_CHECK(cudaEventCreate(&a));
+  APSP_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<float> times;
   for (int rep = 0; rep < reps + 1; ++rep) {  // the first run warms up
-    CHECK(cudaMemcpy(d, orig, h.size() * 4, cudaMemcpyDeviceToDevice));
-    CHECK(cudaEventRecord(a));
+    APSP_CUDA_CHECK(cudaMemcpy(d, orig, h.size() * 4, cudaMemcpyDeviceToDevice));
+    APSP_CUDA_CHECK(cudaEventRecord(a));
     solve(d, N);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
+    APSP_CUDA_CHECK(cudaEventRecord(b));
+    APSP_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
+    APSP_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     if (rep) times.push_back(ms);
   }
   std::sort(times.begin(), times.end());

@@ -28,22 +28,12 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
+from machine_facts import cpu_model
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
 # The project's targets at n = 1024 and 2048 on a 2-core machine (speedup over SciPy).
 TARGET = {"float32": 25.0, "float64": 12.0}
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def cpu_flags() -> list[str]:

@@ -13,7 +13,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -23,27 +22,9 @@ import torch
 
 import apsp
 from apsp import _core
+from machine_facts import machine
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
-
-
-def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    driver = None
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, check=True).stdout.strip().splitlines()[0]
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "gpu": torch.cuda.get_device_name(0),
-            "driver": driver, "cuda": torch.version.cuda}
 
 
 def random_graph(n: int, dtype: str, seed: int = 1) -> torch.Tensor:

@@ -16,9 +16,7 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from typing import Callable
@@ -28,31 +26,12 @@ import torch.utils.dlpack
 
 import apsp
 from apsp import _core
+from machine_facts import machine
 from apsp._device_arrays import _capsule, _torch_current_stream
 
 N = 64
 SYNC_EVERY = 32
 TARGET_S = 20e-6
-
-
-def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    driver = None
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, check=True).stdout.split()[0]
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "gpu": torch.cuda.get_device_name(0),
-            "driver": driver, "cuda": torch.version.cuda}
 
 
 def host_times(fn: Callable[[], object], calls: int) -> list[float]:

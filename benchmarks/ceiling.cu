@@ -11,15 +11,8 @@
 #include <cstdlib>
 
 #include "core/semiring.hpp"
+#include "cuda/check.cuh"
 
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                  \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 template <class T, int TM, int TN>
 __global__ void __launch_bounds__(256) peak_kernel(T* out, int iters, int write) {
@@ -50,33 +43,33 @@ double measure(int sms) {
   const int blocks = sms * 8, threads = 256;
   const int iters = sizeof(T) == 4 ? 20000 : 5000;
   T* out = nullptr;
-  CHECK(cudaMalloc(&out, sizeof(T) * blocks * threads));
+  APSP_CUDA_CHECK(cudaMalloc(&out, sizeof(T) * blocks * threads));
   cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  APSP_CUDA_CHECK(cudaEventCreate(&a));
+  APSP_CUDA_CHECK(cudaEventCreate(&b));
   peak_kernel<T, TM, TN><<<blocks, threads>>>(out, 100, 0);  // warm-up
-  CHECK(cudaGetLastError());
+  APSP_CUDA_CHECK(cudaGetLastError());
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
-    CHECK(cudaEventRecord(a));
+    APSP_CUDA_CHECK(cudaEventRecord(a));
     peak_kernel<T, TM, TN><<<blocks, threads>>>(out, iters, 0);
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
+    APSP_CUDA_CHECK(cudaGetLastError());
+    APSP_CUDA_CHECK(cudaEventRecord(b));
+    APSP_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
+    APSP_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     const double ups = double(blocks) * threads * double(iters) * TM * TN / (ms * 1e-3);
     best = ups > best ? ups : best;
   }
-  CHECK(cudaFree(out));
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
+  APSP_CUDA_CHECK(cudaFree(out));
+  APSP_CUDA_CHECK(cudaEventDestroy(a));
+  APSP_CUDA_CHECK(cudaEventDestroy(b));
   return best;
 }
 
 int main() {
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  APSP_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
   const double i32 = measure<int32_t, 8, 8>(sms);
   const double f32 = measure<float, 8, 8>(sms);
