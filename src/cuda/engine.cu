@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -185,12 +186,17 @@ struct Job {
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
 };
 
-// Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture.
+// Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
+// plan and device: it is a driver call, and small solves count every microsecond of host time.
 template <class P>
-void prepare_kernels() {
+void prepare_kernels(int device) {
   if constexpr (!P::pred) {
+    static std::atomic<uint64_t> done{0};  // bit d: set on device d (devices >= 64: every call)
+    const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+    if (bit && (done.load(std::memory_order_acquire) & bit)) return;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(P::G::smem_bytes)));
+    done.fetch_or(bit, std::memory_order_acq_rel);
   }
 }
 
@@ -365,21 +371,27 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const int64_t n = dist.n, ld = dist.ld;
   T* d = static_cast<T*>(dist.data);
   Job job{dist.data, n, ld, pred.data, pred.ld};
-  prepare_kernels<P>();
+  prepare_kernels<P>(device);
   std::unique_ptr<AsyncBuffer> hops;  // the (length, hops) step's hop counts, with predecessors
   if (pred.data) {
     hops = std::make_unique<AsyncBuffer>(size_t(n) * size_t(n) * sizeof(uint32_t), stream);
     job.h = static_cast<uint32_t*>(hops->ptr);
   }
 
-  const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
-  AsyncBuffer scratch(sizeof(DeviceStats) + neg_bytes, stream);
-  auto* st = static_cast<DeviceStats*>(scratch.ptr);
-  int64_t* negative = opt.check_negative_cycles
-                          ? reinterpret_cast<int64_t*>(static_cast<char*>(scratch.ptr) + sizeof(DeviceStats))
-                          : nullptr;
-  APSP_CUDA_CHECK(cudaMemsetAsync(st, 0xff, 2 * sizeof(unsigned long long), stream));
-  APSP_CUDA_CHECK(cudaMemsetAsync(&st->max_abs_float, 0, 3 * sizeof(unsigned long long), stream));
+  // Statistics and the negative-cycle list exist only for the checks: a solve with both off
+  // (fully asynchronous use) allocates and clears nothing here.
+  std::unique_ptr<AsyncBuffer> scratch;
+  DeviceStats* st = nullptr;
+  int64_t* negative = nullptr;
+  if (opt.check_input || opt.check_negative_cycles) {
+    const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
+    scratch = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
+    st = static_cast<DeviceStats*>(scratch->ptr);
+    if (opt.check_negative_cycles)
+      negative = reinterpret_cast<int64_t*>(static_cast<char*>(scratch->ptr) + sizeof(DeviceStats));
+    APSP_CUDA_CHECK(cudaMemsetAsync(st, 0xff, 2 * sizeof(unsigned long long), stream));
+    APSP_CUDA_CHECK(cudaMemsetAsync(&st->max_abs_float, 0, 3 * sizeof(unsigned long long), stream));
+  }
 
   if (opt.check_input) {
     const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
