@@ -37,17 +37,20 @@ def random_graph(n: int, dtype: str, seed: int = 1) -> torch.Tensor:
     return t
 
 
-def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None) -> float:
-    """Median device time (s) of one in-place solve on a copy of `orig`, by CUDA events."""
+def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred: bool = False) -> float:
+    """Median device time (s) of one in-place solve on a copy of `orig`, by CUDA events (with
+    `pred`, predecessors into an int32 buffer too)."""
     n = orig.shape[0]
     work = orig.clone()
+    p = torch.empty((n, n), dtype=torch.int32, device=orig.device) if pred else None
     s = torch.cuda.current_stream()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for rep in range(reps + 1):  # the first call warms up (and captures the CUDA graph at small n)
         work.copy_(orig)
         start.record(s)
-        _core.solve_device(work.data_ptr(), n, n, str(orig.dtype).removeprefix("torch."), 0, 0, 0,
+        _core.solve_device(work.data_ptr(), n, n, str(orig.dtype).removeprefix("torch."),
+                           p.data_ptr() if pred else 0, n if pred else 0, 0,
                            s.cuda_stream, True, False, checks, checks, progress)
         end.record(s)
         end.synchronize()

@@ -64,6 +64,7 @@ compute-sanitizer --tool racecheck --error-exitcode 9 python benchmarks/sanitize
 step "benchmark"
 python benchmarks/bench_gpu.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" $QUICK || status=1
 python benchmarks/bench_overhead.py --calls 5000 --out "$OUT" || status=1
+python benchmarks/bench_pred.py --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1
 cat "$OUT"/gpu_*_summary.md 2>/dev/null
 step "done (status $status)"
 exit $status

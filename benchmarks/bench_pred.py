@@ -1,0 +1,55 @@
+"""GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
+n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
+with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py).
+
+Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
+Writes pred_<tag>.json (the schema report.py reads) into --out."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+
+import torch
+
+from bench_gpu import random_graph, time_device
+from machine_facts import machine
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tag", default="h100")
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--reps", type=int, default=2)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    results = []
+    for dtype in ("int32", "float32"):
+        orig = random_graph(args.n, dtype)
+        base = time_device(orig, args.reps, checks=False)
+        with_pred = time_device(orig, args.reps, checks=False, pred=True)
+        ratio = with_pred / base
+        note = (f"device time with predecessors, checks off: {ratio:.2f}x the same solve without "
+                f"({base * 1e3:.1f} ms in this run; target <= 1.6x)")
+        results.append({"impl": "apsp-gpu-pred", "dtype": dtype, "n": args.n, "seconds": with_pred,
+                        "updates_per_s": float(args.n) ** 3 / with_pred, "fraction_of_ceiling": None,
+                        "note": note, "ratio_to_without": ratio})
+        print(f"{dtype:8s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
+              f"{with_pred * 1e3:9.1f} ms ({ratio:.2f}x)", flush=True)
+        del orig
+        torch.cuda.empty_cache()
+    doc = {"benchmark": "bench_pred.py", "command": " ".join([sys.executable] + sys.argv),
+           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine(), "ceilings": [], "results": results}
+    path = os.path.join(args.out, f"pred_{args.tag}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
