@@ -254,6 +254,7 @@ def test_torch_work_is_ordered_on_the_callers_stream(rng: np.random.Generator) -
     n = 200
     w = random_weights(rng, n)
     src = torch.from_numpy(w.astype(np.float32)).cuda()
+    apsp.solve(src.clone(), check=False)  # first use loads the kernels, which may wait on the GPU
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
@@ -293,6 +294,7 @@ def test_cupy_work_is_ordered_on_the_callers_stream(rng: np.random.Generator) ->
     n = 200
     w = random_weights(rng, n)
     src = cupy.asarray(w.astype(np.float32))
+    apsp.solve(src.copy(), check=False)  # first use loads the kernels, which may wait on the GPU
     cupy.cuda.Device().synchronize()
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
