@@ -179,15 +179,9 @@ def host_work_array(arr: np.ndarray, overwrite: bool) -> np.ndarray:
     target = computed_dtype(dtype)
     if not overwrite:
         return np.array(arr, dtype=target, order="C", copy=True)
-    reasons = []
-    if dtype not in NATIVE_DTYPES:
-        reasons.append(f"its dtype {dtype} is not computed natively (float32, float64, int32, int64)")
+    reasons = _layout_problems(arr)
     if not arr.flags.writeable:
         reasons.append("it is read-only")
-    if arr.shape[0] > 1 and arr.strides[1] != arr.itemsize:
-        reasons.append(f"its rows are not contiguous (strides {arr.strides})")
-    if arr.strides[0] < 0 or arr.strides[0] % arr.itemsize:
-        reasons.append(f"its row stride {arr.strides[0]} is not a positive multiple of the itemsize")
     if reasons:
         raise ValueError("overwrite=True cannot write into this graph: " + "; ".join(reasons) +
                          ". Pass overwrite=False to get a new array.")
@@ -218,7 +212,7 @@ def solve_host(
         work = host_work_array(arr, overwrite)
         return (work, pred) if return_predecessors else work
     target = host_target(device)
-    if target.engine == "cuda" and not overwrite and _engine_can_read(arr):
+    if target.engine == "cuda" and not overwrite and not _layout_problems(arr):
         # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
         source, out = arr, np.empty((n, n), dtype=arr.dtype)
     else:
@@ -234,8 +228,14 @@ def solve_host(
     return (work, pred) if return_predecessors else work
 
 
-def _engine_can_read(arr: np.ndarray) -> bool:
-    """A native dtype with contiguous rows: the engines take it as it is."""
-    item = arr.itemsize
-    return (arr.dtype in NATIVE_DTYPES and (arr.shape[0] <= 1 or arr.strides[1] == item)
-            and arr.strides[0] > 0 and arr.strides[0] % item == 0)
+def _layout_problems(arr: np.ndarray) -> list[str]:
+    """Why the engines cannot take `arr` as it is (a native dtype, rows contiguous, a positive
+    row stride in whole elements); empty when they can."""
+    reasons = []
+    if arr.dtype not in NATIVE_DTYPES:
+        reasons.append(f"its dtype {arr.dtype} is not computed natively (float32, float64, int32, int64)")
+    if arr.shape[0] > 1 and arr.strides[1] != arr.itemsize:
+        reasons.append(f"its rows are not contiguous (strides {arr.strides})")
+    if arr.shape[0] > 1 and (arr.strides[0] <= 0 or arr.strides[0] % arr.itemsize):
+        reasons.append(f"its row stride {arr.strides[0]} is not a positive multiple of the itemsize")
+    return reasons
