@@ -582,7 +582,7 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   std::unique_ptr<DeviceBuffer> pbuf;
   if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
   {
-    DeviceBuffer ebuf(std::max<uint64_t>(edge_bytes, 1));
+    AsyncBuffer ebuf(std::max<uint64_t>(edge_bytes, 1), stream.s);  // freed in stream order
     auto* rows = static_cast<int64_t*>(ebuf.ptr);
     int64_t* cols = rows + nnz;
     void* values = cols + nnz;
@@ -601,7 +601,6 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
         APSP_CUDA_CHECK_LAUNCH("scatter_kernel");
       }
     });
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));  // the edge buffer is freed next
   }
   Matrix dev{dbuf.ptr, n, n, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
