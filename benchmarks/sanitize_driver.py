@@ -1,9 +1,12 @@
 """Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel:
 each dtype, ragged sizes, a leading dimension > n, predecessors, undirected and unweighted rules,
-and a negative cycle. NumPy only (the host path), so the sanitizer sees nothing but apsp's own
+and a negative cycle, under the plan the engine picks (one launch for n <= 64) and again with the
+round loop forced. NumPy only (the host path), so the sanitizer sees nothing but apsp's own
 kernels. Exits non-zero if a result differs from the CPU engine.
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py"""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -22,6 +25,14 @@ def solve(g, engine, pred=False, directed=True, unweighted=False):
 
 
 def main() -> None:
+    checked = check_all()
+    os.environ["APSP_CUDA_TILES"] = "k64w"
+    checked += check_all()
+    del os.environ["APSP_CUDA_TILES"]
+    print(f"sanitize driver: {checked} solves match the CPU engine")
+
+
+def check_all() -> int:
     rng = np.random.default_rng(3)
     checked = 0
     for dtype in (np.float32, np.float64, np.int32, np.int64):
@@ -44,7 +55,7 @@ def main() -> None:
         g[5, 6], g[6, 5] = -3, 1
         if solve(g, "cuda")[0] != "negative cycle":
             raise SystemExit("negative cycle not reported")
-    print(f"sanitize driver: {checked} solves match the CPU engine")
+    return checked
 
 
 if __name__ == "__main__":

@@ -98,6 +98,21 @@ def test_matches_cpu_engine(n, dtype, rng):
     assert_same(gpu_host_solve(g), cpu_solve(g))
 
 
+# The engine picks a plan by n (one launch up to n = 64, then the round loop with CUDA-graph replay
+# up to 4096, then plain launches); APSP_CUDA_TILES forces a round-loop shape, so each one runs on
+# the sizes where it would not be picked too.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 64, 130, 700, 2100])
+@pytest.mark.parametrize("plan", ["k64w", "k64", "k128"])
+def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
+    g = random_graph(n, dtype, rng)
+    want = cpu_solve(g)
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    assert_same(gpu_host_solve(g), want)
+    u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
+    assert_same(gpu_host_solve(u, directed=False), cpu_solve(u, directed=False))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 65, 300, 2500])
 def test_device_views_with_leading_dimension(torch, n, dtype, rng):

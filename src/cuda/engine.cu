@@ -1,7 +1,7 @@
 // CUDA engine: the launch plan (tile shape by n), the one run-time -> compile-time dispatch
 // (dtype x tile shape), the round loop (phase 1 pivot closure, phase 2 pivot panels, phase 3
-// min-plus GEMM), CUDA-graph replay for small n, and the two entry points of apsp.hpp.
-// Kernels live in kernels.cuh, host staging in staging.cpp.
+// min-plus GEMM), the one-launch solve for n <= 64 and CUDA-graph replay for small n, and the
+// entry points of apsp.hpp. Kernels live in kernels.cuh and small.cuh, host staging in staging.cpp.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "cuda/check.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/scatter.cuh"
+#include "cuda/small.cuh"
 #include "cuda/staging.hpp"
 
 namespace apsp {
@@ -31,9 +32,10 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64w, k64, k128, pred32 };
+enum class Tiles { k64w, k64, k128, pred32, small };
 const char* tiles_name(Tiles t) {
   switch (t) {
+    case Tiles::small: return "small";
     case Tiles::k128: return "k128";
     case Tiles::k64: return "k64";
     case Tiles::k64w: return "k64w";
@@ -53,7 +55,7 @@ struct Plan<T, Tiles::k128> {  // 128 x 128 GEMM tiles, 8 x 8 per thread (1 bloc
   static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
   static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
   using G = Gemm<T, K, 8, TN, BK, 3, 1>;
-  static constexpr bool pred = false;
+  static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 1>;
 };
@@ -63,7 +65,7 @@ struct Plan<T, Tiles::k64> {  // 64 x 64 tiles, 4 x 4 per thread (3 blocks = 24 
   static constexpr int K = 64;
   static constexpr int BK = 32;
   using G = Gemm<T, K, 4, 4, BK, 3, 2>;
-  static constexpr bool pred = false;
+  static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3, 2>;
 };
@@ -74,7 +76,7 @@ struct Plan<T, Tiles::k64w> {  // the default: 64 x 64 tiles, 8 x 4 per thread, 
   static constexpr int BK = 32;
   static constexpr int TN = sizeof(T) == 4 ? 4 : 2;
   using G = Gemm<T, K, 8, TN, BK, 3, 3>;
-  static constexpr bool pred = false;
+  static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 3>;
 };
@@ -82,25 +84,33 @@ template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
-  static constexpr bool pred = true;
+  static constexpr bool pred = true, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
+};
+
+template <class T>
+struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
+  using type = T;
+  static constexpr int K = Small::K;
+  static constexpr bool pred = false, small = true;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): occupancy decides. 64-wide rounds with 8 x 4
 // per thread (k64w, 4 blocks = 16 warps per SM) beat 128 x 128 tiles with 8 x 8 per thread (k128,
 // 8 warps per SM) for every dtype and n; the extra rounds cost nothing with the look-ahead.
-// APSP_CUDA_TILES=k64w|k64|k128 forces a shape without predecessors (benchmarking only).
+// n <= 64 is one launch (small). APSP_CUDA_TILES=k64w|k64|k128 forces a plan without
+// predecessors (benchmarking and tests only).
 Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
   if (pred) return Tiles::pred32;
   if (const char* force = std::getenv("APSP_CUDA_TILES")) {
     for (Tiles t : {Tiles::k64w, Tiles::k64, Tiles::k128})
       if (std::string(force) == tiles_name(t)) return t;
-    throw ValueError(std::string("APSP_CUDA_TILES=") + force + " is not a tile shape; supported: k64w, k64, k128");
+    throw ValueError(std::string("APSP_CUDA_TILES=") + force +
+                     " is not a plan; supported: k64w, k64, k128");
   }
-  (void)n;
   (void)dtype;
-  return Tiles::k64w;
+  return n <= Small::K ? Tiles::small : Tiles::k64w;
 }
 
 // The one run-time -> compile-time dispatch of the CUDA engine.
@@ -111,9 +121,10 @@ void with_tiles(Tiles t, F&& f) {
     case Tiles::k64: return f(Plan<T, Tiles::k64>{});
     case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
+    case Tiles::small: return f(Plan<T, Tiles::small>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
-                   "; supported: k64w, k64, k128, pred32");
+                   "; supported: small, k64w, k64, k128, pred32");
 }
 template <class F>
 void dispatch(DType dtype, Tiles t, F&& f) {
@@ -190,7 +201,7 @@ struct Job {
 // plan and device: it is a driver call, and small solves count every microsecond of host time.
 template <class P>
 void prepare_kernels(int device) {
-  if constexpr (!P::pred) {
+  if constexpr (!P::pred && !P::small) {
     static std::atomic<uint64_t> done{0};  // bit d: set on device d (devices >= 64: every call)
     const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
     if (bit && (done.load(std::memory_order_acquire) & bit)) return;
@@ -412,30 +423,40 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     check_input_stats(dist, s);
   }
 
-  const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-  rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, job.h,
-                                                 opt.directed, opt.unweighted);
-  APSP_CUDA_CHECK_LAUNCH("rules_kernel");
-
-  const int64_t nb = (n + P::K - 1) / P::K;
-  if (opt.progress) {
-    // Sync every `every` rounds only: each wait drains the pipeline once (< 2% in all).
-    const int64_t every = std::max<int64_t>(1, (nb + 31) / 32);
-    enqueue_rounds<P>(job, stream, [&](int64_t r) {
-      if ((r + 1) % every != 0 && r + 1 != nb) return;
+  if constexpr (P::small) {  // one launch; a one-round solve reports its round at the end
+    small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(d, int(n), ld, opt.directed,
+                                                           opt.unweighted, st, negative);
+    APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
+    if (opt.progress) {
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      opt.progress(opt.progress_ctx, r + 1, nb);
-    });
-  } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-    const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
-    cudaGraphExec_t exec = rounds_graph<P>(key, job);
-    APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      opt.progress(opt.progress_ctx, 1, 1);
+    }
   } else {
-    enqueue_rounds<P>(job, stream, [](int64_t) {});
-  }
+    const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
+    rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, job.h,
+                                                   opt.directed, opt.unweighted);
+    APSP_CUDA_CHECK_LAUNCH("rules_kernel");
 
-  finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, st, negative);
-  APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+    const int64_t nb = (n + P::K - 1) / P::K;
+    if (opt.progress) {
+      // Sync every `every` rounds only: each wait drains the pipeline once (< 2% in all).
+      const int64_t every = std::max<int64_t>(1, (nb + 31) / 32);
+      enqueue_rounds<P>(job, stream, [&](int64_t r) {
+        if ((r + 1) % every != 0 && r + 1 != nb) return;
+        APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+        opt.progress(opt.progress_ctx, r + 1, nb);
+      });
+    } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
+      const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
+      cudaGraphExec_t exec = rounds_graph<P>(key, job);
+      APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    } else {
+      enqueue_rounds<P>(job, stream, [](int64_t) {});
+    }
+
+    finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, st, negative);
+    APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+  }
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {
@@ -590,7 +611,7 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
     APSP_CUDA_CHECK(cudaMemcpyAsync(cols, graph.cols, size_t(nnz) * 8, cudaMemcpyHostToDevice, stream.s));
     APSP_CUDA_CHECK(cudaMemcpyAsync(values, graph.values, size_t(nnz) * es, cudaMemcpyHostToDevice,
                                     stream.s));
-    dispatch(dist.dtype, choose_tiles(n, dist.dtype, pred.data != nullptr), [&](auto plan) {
+    dispatch(dist.dtype, Tiles::k64w, [&](auto plan) {  // only the dtype matters here
       using T = typename decltype(plan)::type;
       const dim3 grid(unsigned((n + 255) / 256), unsigned(std::min<int64_t>(n, 8192)));
       fill_kernel<T><<<grid, 256, 0, stream.s>>>(static_cast<T*>(dbuf.ptr), n, n, Semiring<T>::inf());
