@@ -88,15 +88,25 @@ void copy_rows(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, i
     std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
 }
 
+// Rows per pinned chunk: whole rows, at least one, about kChunkBytes.
+struct Chunks {
+  size_t row_bytes, bytes;
+  int64_t rows_per;
+  Chunks(int64_t n, int elem_size)
+      : row_bytes(size_t(n) * elem_size),
+        bytes(std::max(kChunkBytes, row_bytes)),
+        rows_per(int64_t(bytes / row_bytes)) {}
+};
+
 }  // namespace
 
 void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int elem_size,
                    void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const size_t row_bytes = size_t(n) * elem_size;
-  const size_t chunk = std::max(kChunkBytes, row_bytes);
-  const int64_t rows_per = int64_t(chunk / row_bytes);
-  Lease lease(chunk);
+  const Chunks ch(n, elem_size);
+  const size_t row_bytes = ch.row_bytes;
+  const int64_t rows_per = ch.rows_per;
+  Lease lease(ch.bytes);
   Staging& st = *lease.s;
   const char* src = static_cast<const char*>(host);
   char* dst = static_cast<char*>(dev);
@@ -117,10 +127,10 @@ void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int 
 void download_matrix(void* host, const void* dev, int64_t n, int64_t host_ld, int elem_size,
                      void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const size_t row_bytes = size_t(n) * elem_size;
-  const size_t chunk = std::max(kChunkBytes, row_bytes);
-  const int64_t rows_per = int64_t(chunk / row_bytes);
-  Lease lease(chunk);
+  const Chunks ch(n, elem_size);
+  const size_t row_bytes = ch.row_bytes;
+  const int64_t rows_per = ch.rows_per;
+  Lease lease(ch.bytes);
   Staging& st = *lease.s;
   char* dst = static_cast<char*>(host);
   const char* src = static_cast<const char*>(dev);
