@@ -1,7 +1,7 @@
 """Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel:
 each dtype, ragged sizes, a leading dimension > n, predecessors, undirected and unweighted rules,
 and a negative cycle, under the plan the engine picks (one launch for n <= 64) and again with the
-round loop forced. NumPy only (the host path), so the sanitizer sees nothing but apsp's own
+round loop forced (64-wide rounds and super-rounds). NumPy only (the host path), so the sanitizer sees nothing but apsp's own
 kernels. Exits non-zero if a result differs from the CPU engine.
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py"""
 from __future__ import annotations
@@ -26,8 +26,9 @@ def solve(g, engine, pred=False, directed=True, unweighted=False):
 
 def main() -> None:
     checked = check_all()
-    os.environ["APSP_CUDA_TILES"] = "k64w"
-    checked += check_all()
+    for plan in ("k64w", "k64d"):
+        os.environ["APSP_CUDA_TILES"] = plan
+        checked += check_all()
     del os.environ["APSP_CUDA_TILES"]
     print(f"sanitize driver: {checked} solves match the CPU engine")
 
@@ -37,7 +38,7 @@ def check_all() -> int:
     checked = 0
     for dtype in (np.float32, np.float64, np.int32, np.int64):
         inf = np.inf if np.dtype(dtype).kind == "f" else (apsp.INT32_INF if dtype == np.int32 else apsp.INT64_INF)
-        for n in (1, 2, 33, 65, 130, 200):
+        for n in (1, 2, 33, 65, 130, 200, 260):
             g = rng.integers(-5, 40, size=(n, n)).astype(dtype)
             g[g < 0] = 1
             g[rng.random((n, n)) < 0.6] = inf

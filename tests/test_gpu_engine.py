@@ -98,12 +98,13 @@ def test_matches_cpu_engine(n, dtype, rng):
     assert_same(gpu_host_solve(g), cpu_solve(g))
 
 
-# The engine picks a plan by n (one launch up to n = 64, then the round loop with CUDA-graph replay
-# up to 4096, then plain launches); APSP_CUDA_TILES forces a round-loop shape, so each one runs on
-# the sizes where it would not be picked too.
+# The engine picks a plan by n (one launch up to n = 64, then 64-wide rounds, then super-rounds of
+# two pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
+# each one runs on the sizes where it would not be picked too: odd and even block counts, n a
+# multiple of 16 bytes or not, ragged last blocks.
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("n", [1, 64, 130, 700, 2100])
-@pytest.mark.parametrize("plan", ["k64w", "k64", "k128"])
+@pytest.mark.parametrize("n", [1, 64, 130, 250, 700, 1000, 2100])
+@pytest.mark.parametrize("plan", ["k64d", "k64w"])
 def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
     g = random_graph(n, dtype, rng)
     want = cpu_solve(g)
@@ -118,6 +119,18 @@ def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
 def test_device_views_with_leading_dimension(torch, n, dtype, rng):
     g = random_graph(n, dtype, rng)
     assert_same(gpu_device_solve(torch, g, pad=13), cpu_solve(g))
+
+
+# A leading dimension that is a multiple of 16 bytes with a ragged n: the 16-byte edge path with
+# partly filled vectors at the last columns and the last pivot block (kernels.cuh, Mode::Edge).
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [5, 65, 301, 2101])
+@pytest.mark.parametrize("plan", ["k64d", "k64w"])
+def test_device_views_aligned_ld_ragged_n(torch, plan, n, dtype, rng, monkeypatch):
+    g = random_graph(n, dtype, rng)
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    pad = 16 - n % 16  # ld = n + pad: a multiple of 16 elements
+    assert_same(gpu_device_solve(torch, g, pad=pad), cpu_solve(g))
 
 
 @pytest.mark.parametrize("n", [2, 64, 129, 700])

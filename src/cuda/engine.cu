@@ -32,12 +32,11 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64w, k64, k128, pred32, small };
+enum class Tiles { k64d, k64w, pred32, small };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
-    case Tiles::k128: return "k128";
-    case Tiles::k64: return "k64";
+    case Tiles::k64d: return "k64d";
     case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
   }
@@ -48,38 +47,30 @@ const char* tiles_name(Tiles t) {
 template <class T, Tiles>
 struct Plan;
 
-template <class T>
-struct Plan<T, Tiles::k128> {  // 128 x 128 GEMM tiles, 8 x 8 per thread (1 block = 8 warps per SM)
-  using type = T;
-  static constexpr int K = 128;
-  static constexpr int BK = sizeof(T) == 4 ? 32 : 16;
-  static constexpr int TN = sizeof(T) == 4 ? 8 : 4;  // 8-byte types: 8 x 4 per thread, 512 threads
-  using G = Gemm<T, K, 8, TN, BK, 3, 1>;
-  static constexpr bool pred = false, small = false;
-  static constexpr auto pivot = pivot_kernel<T, K, 8, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 1>;
-};
-template <class T>
-struct Plan<T, Tiles::k64> {  // 64 x 64 tiles, 4 x 4 per thread (3 blocks = 24 warps per SM)
+// 64 x 64 tiles, 8 x 4 per thread, 128 threads (3 or 4 blocks per SM). k64w: rounds of one
+// 64-wide pivot block. k64d: super-rounds of two pivot blocks, so that phase 3 runs k-depth 128
+// and every tile's fixed cost (index math, C load and store, the pipeline's fill) is paid half
+// as often.
+template <class T, int Depth>
+struct Plan64 {
   using type = T;
   static constexpr int K = 64;
+  static constexpr int depth = Depth;
   static constexpr int BK = 32;
-  using G = Gemm<T, K, 4, 4, BK, 3, 2>;
+  static constexpr int TN = sizeof(T) == 4 ? 4 : 2;  // 8-byte types: 8 x 2, 256 threads
+  // Blocks per SM the register budget must allow. 4-byte types: 3 (up to 168 registers) measured
+  // as fast as 4 at k-depth 64 and faster at 128 (the copies of later chunks need registers);
+  // 8-byte types: 2, all that shared memory holds.
+  static constexpr int MINB = sizeof(T) == 4 ? 3 : 2;
+  using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
   static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 4, 4, BK, 3, 2>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB>;
 };
 template <class T>
-struct Plan<T, Tiles::k64w> {  // the default: 64 x 64 tiles, 8 x 4 per thread, 128 threads
-  using type = T;
-  static constexpr int K = 64;
-  static constexpr int BK = 32;
-  static constexpr int TN = sizeof(T) == 4 ? 4 : 2;
-  using G = Gemm<T, K, 8, TN, BK, 3, 3>;
-  static constexpr bool pred = false, small = false;
-  static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, 3>;
-};
+struct Plan<T, Tiles::k64w> : Plan64<T, 64> {};
+template <class T>
+struct Plan<T, Tiles::k64d> : Plan64<T, 128> {};
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
@@ -96,35 +87,36 @@ struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   static constexpr bool pred = false, small = true;
 };
 
-// Measured on an H100 (benchmarks/GPU_NOTES.md): occupancy decides. 64-wide rounds with 8 x 4
-// per thread (k64w, 4 blocks = 16 warps per SM) beat 128 x 128 tiles with 8 x 8 per thread (k128,
-// 8 warps per SM) for every dtype and n; the extra rounds cost nothing with the look-ahead.
-// n <= 64 is one launch (small). APSP_CUDA_TILES=k64w|k64|k128 forces a plan without
-// predecessors (benchmarking and tests only).
+// Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread (4 blocks =
+// 16 warps per SM) beat 128 x 128 tiles and 4 x 4 per thread for every dtype and n. From
+// kDeepMinN on, super-rounds (k64d) beat single rounds (k64w); below it the longer chain of pivot
+// work per super-round is not hidden. n <= 64 is one launch (small). APSP_CUDA_TILES=k64d|k64w
+// forces a plan without predecessors (benchmarking and tests only).
+constexpr int64_t kDeepMinN = 4096;
 Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
   if (pred) return Tiles::pred32;
   if (const char* force = std::getenv("APSP_CUDA_TILES")) {
-    for (Tiles t : {Tiles::k64w, Tiles::k64, Tiles::k128})
+    for (Tiles t : {Tiles::k64d, Tiles::k64w})
       if (std::string(force) == tiles_name(t)) return t;
     throw ValueError(std::string("APSP_CUDA_TILES=") + force +
-                     " is not a plan; supported: k64w, k64, k128");
+                     " is not a plan; supported: k64d, k64w");
   }
   (void)dtype;
-  return n <= Small::K ? Tiles::small : Tiles::k64w;
+  if (n <= Small::K) return Tiles::small;
+  return n >= kDeepMinN ? Tiles::k64d : Tiles::k64w;
 }
 
 // The one run-time -> compile-time dispatch of the CUDA engine.
 template <class T, class F>
 void with_tiles(Tiles t, F&& f) {
   switch (t) {
-    case Tiles::k128: return f(Plan<T, Tiles::k128>{});
-    case Tiles::k64: return f(Plan<T, Tiles::k64>{});
+    case Tiles::k64d: return f(Plan<T, Tiles::k64d>{});
     case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
     case Tiles::small: return f(Plan<T, Tiles::small>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
-                   "; supported: small, k64w, k64, k128, pred32");
+                   "; supported: small, k64d, k64w, pred32");
 }
 template <class F>
 void dispatch(DType dtype, Tiles t, F&& f) {
@@ -237,10 +229,34 @@ struct Lookahead {
   }
 };
 
-// Round loop. Without predecessors it runs with one round of look-ahead on two streams:
-//   aux:  P3a(r) = phase 3 on row/column r+1; phase 1 (r+1); phase 2 (r+1)
-//   main: P3b(r) = phase 3 on every other tile (outside rows/columns r and r+1)
+// Tile sets (kernels.cuh) of one launch, with their grids.
+struct Launch {
+  TileSet ts;
+  dim3 grid;
+};
+Launch panels(int64_t nb, int64_t r) {  // row and column block r without the pivot tile
+  return {TileSet{kPanels, 1, 0, r, 0, nb - 1}, dim3(unsigned(2 * (nb - 1)))};
+}
+Launch band(int64_t nb, int64_t b0, int bc, int64_t e0, int ec) {  // rows/columns [b0, b0+bc) outside [e0, e0+ec)
+  const int64_t others = nb - ec;
+  return {TileSet{kBand, ec, bc, e0, b0, others}, dim3(unsigned(bc * others + (others - bc) * bc))};
+}
+Launch rest(int64_t nb, int64_t e0, int ec) {  // every tile outside row/column blocks [e0, e0+ec)
+  const int64_t others = nb - ec;
+  return {TileSet{kRest, ec, 0, e0, 0, others}, dim3(unsigned(others), unsigned(others))};
+}
+
+// Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
+//   aux:  phase 3 (r) on row/column r+1; phase 1 (r+1); phase 2 (r+1)
+//   main: phase 3 (r) on every other tile (outside rows/columns r and r+1)
 // so the next round's pivot work (the critical path) overlaps the bulk of this round's phase 3.
+// k64d, super-round s over pivot blocks r0 = 2s and r1 = 2s+1 (the 128-wide blocked algorithm
+// with its phases 1 and 2 built from 64-wide steps, every one race-free):
+//   aux:  super-panels: pivot r0; panels r0; band r1 outside r0 with round r0; pivot r1;
+//         panels r1; band r0 outside r1 with round r1 (rows/columns r0 and r1 now hold both rounds)
+//   then, look-ahead: phase 3 (k-depth 128) on rows/columns r2, r3 outside r0, r1; super-panels
+//         of s+1
+//   main: phase 3 (k-depth 128, k0 = 64 r0) on every tile outside rows/columns r0..r3
 // `after_round(r)` is called on the host after round r has been enqueued (progress reporting).
 template <class P, class AfterRound>
 void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round) {
@@ -257,47 +273,62 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, job.h, n, k0, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       if (nb > 1) {
-        P::gemm_pred<<<unsigned(2 * (nb - 1)), K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h,
-                                                                     n, r, k0, kwidth(r), kPanels);
-        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 2)");
-        P::gemm_pred<<<dim3(unsigned(nb - 1), unsigned(nb - 1)), K * 8, 0, stream>>>(
-            d, n, ld, job.p, job.pld, job.h, n, r, k0, kwidth(r), kAllButPivot);
-        APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel (phase 3)");
+        for (const Launch& l : {panels(nb, r), rest(nb, r, 1)}) {
+          P::gemm_pred<<<l.grid, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, n, l.ts, k0,
+                                                     kwidth(r));
+          APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel");
+        }
       }
       after_round(r);
     }
   } else {
     using G = typename P::G;
-    const bool aligned = (reinterpret_cast<uintptr_t>(d) % 16 == 0) && (ld * sizeof(T)) % 16 == 0;
-    auto gemm = [&](cudaStream_t s, int64_t r, int part, dim3 grid, const char* what) {
-      if (grid.x == 0 || grid.y == 0) return;
-      P::gemm<<<grid, G::threads, G::smem_bytes, s>>>(d, n, ld, r, r * K, kwidth(r), part, aligned);
+    constexpr int V = 16 / int(sizeof(T));
+    const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % V == 0;
+    // One launch of the min-plus kernel over a tile set, k range [k0, k0 + kw).
+    auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
+      if (l.grid.x == 0 || l.grid.y == 0) return;
+      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, l.ts, k0, kw, aligned);
       APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
-      (void)what;
     };
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
       P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, nullptr, 0, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-      gemm(s, r, kPanels, dim3(unsigned(2 * (nb - 1))), "phase 2");
+      gemm(s, panels(nb, r), r * K, kwidth(r));
+    };
+    constexpr bool deep = P::depth == 2 * K;
+    const int64_t step = deep ? 2 : 1;  // pivot blocks per (super-)round
+    auto blocks_in = [&](int64_t r) { return int(std::min<int64_t>(step, nb - r)); };
+    auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns r0 .. r0+step final
+      pivot_and_panels(s, r0);
+      if (deep && r0 + 1 < nb) {
+        gemm(s, band(nb, r0 + 1, 1, r0, 1), r0 * K, kwidth(r0));
+        pivot_and_panels(s, r0 + 1);
+        gemm(s, band(nb, r0, 1, r0 + 1, 1), (r0 + 1) * K, kwidth(r0 + 1));
+      }
     };
     Lookahead la;
     APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
     APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
-    pivot_and_panels(la.aux, 0);
+    round_panels(la.aux, 0);
     APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-    for (int64_t r = 0; r < nb; ++r) {
-      APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // phase 2 (r) done
-      if (r + 1 < nb) {
-        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // P3b (r-1) done
-        gemm(la.aux, r, kNextPanels, dim3(unsigned(2 * (nb - 2) + 1)), "phase 3, next panels");
-        pivot_and_panels(la.aux, r + 1);
+    for (int64_t r0 = 0; r0 < nb; r0 += step) {
+      const int ec = blocks_in(r0);
+      const int64_t k0 = r0 * K;
+      const int kw = int(std::min<int64_t>(step * K, n - k0));
+      APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // panels of r0.. final
+      if (r0 + step < nb) {
+        const int bc = blocks_in(r0 + step);
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's previous part done
+        gemm(la.aux, band(nb, r0 + step, bc, r0, ec), k0, kw);
+        round_panels(la.aux, r0 + step);
         APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-        gemm(stream, r, kRest, dim3(unsigned(nb - 2), unsigned(nb - 2)), "phase 3, rest");
+        gemm(stream, rest(nb, r0, ec + bc), k0, kw);
         APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
       } else {
-        gemm(stream, r, kAllButPivot, dim3(unsigned(nb - 1), unsigned(nb - 1)), "phase 3");
+        gemm(stream, rest(nb, r0, ec), k0, kw);
       }
-      after_round(r);
+      for (int64_t r = r0; r < r0 + ec; ++r) after_round(r);
     }
   }
 }

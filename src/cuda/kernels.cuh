@@ -1,7 +1,8 @@
 // CUDA engine kernels, templated on the dtype T and the tile shape. Every update goes through
 // Semiring<T>::relax / relax_pred (src/core/semiring.hpp). No padding copies: ragged tiles and any
-// leading dimension are handled here by clamping indices (a duplicated row, column or pivot is
-// harmless, min-plus is idempotent) and by guarding stores. Not for: dispatch or the round loop
+// leading dimension are handled here (zero-filled 16-byte copies where the matrix is aligned,
+// clamped indices elsewhere: a duplicated row, column or pivot is harmless, min-plus is
+// idempotent) and by guarding stores. Not for: dispatch or the round loop
 // (engine.cu), host staging.
 #pragma once
 
@@ -319,43 +320,48 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 }
 
 // ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------
-// Tiles are K x K and aligned to the pivot blocks. Phase 2: the pivot row panel, C = D[kb, jb] with
-// A = the closed pivot tile and B = C itself, and the pivot column panel, C = D[ib, kb] with A = C
-// and B = the pivot tile. A block reads all of its own tile before it writes any of it, so the
-// aliasing is safe. Phase 3: every other tile, with A = D[ib, kb] and B = D[kb, jb] final for the
-// round. With look-ahead the phase-3 tiles are launched in two parts: the next round's panels
-// (row and column r+1) first, so that round r+1's pivot work overlaps the rest.
-enum Part : int {
-  kPanels = 2,      // grid.x = 2 (nb-1): pivot row and column panels of round r
-  kAllButPivot = 3, // grid (nb-1, nb-1): every tile outside row and column r
-  kNextPanels = 4,  // grid.x = 2 (nb-2) + 1: row and column r+1 (outside row/column r)
-  kRest = 5,        // grid (nb-2, nb-2): every tile outside rows/columns r and r+1
+// Tiles are K x K and aligned to the pivot blocks; A = D[ib, k0 : k0+kw], B = D[k0 : k0+kw, jb],
+// kw up to 2K (two pivot blocks in one pass: the k64d plan's super-rounds, engine.cu). Phase 2:
+// the pivot row panel, C = D[kb, jb] with A = the closed pivot tile and B = C itself, and the pivot
+// column panel, C = D[ib, kb] with A = C and B = the pivot tile. A block reads all of its own tile
+// before it writes any of it, so the aliasing is safe. Every other launch updates tiles whose A
+// and B it does not write. Which tiles one launch updates is a TileSet:
+//   kPanels: row and column block r, without the pivot tile (grid.x = 2 (nb - 1));
+//   kBand:   tiles in row or column blocks [b0, b0+bc), outside row/column blocks [e0, e0+ec)
+//            (grid.x = bc * others + (others - bc) * bc, others = nb - ec); the excluded and band
+//            blocks are adjacent;
+//   kRest:   tiles outside row/column blocks [e0, e0+ec) (grid others x others).
+enum TileKind : int { kPanels = 2, kBand = 3, kRest = 4 };
+struct TileSet {
+  int kind;
+  int ec, bc;       // excluded and band block counts
+  int64_t e0, b0;   // first excluded block (kPanels: the round), first band block
+  int64_t others;   // nb - ec
 };
 struct TileCoords {
   int64_t i0, j0;
 };
-__device__ __forceinline__ int64_t skip1(int64_t b, int64_t r) { return b + (b >= r); }
-__device__ __forceinline__ int64_t skip2(int64_t b, int64_t r) {  // skips r and r + 1
-  return b + 2 * (b >= r);
+__device__ __forceinline__ int64_t skip(int64_t t, int64_t at, int64_t by) {
+  return t + by * (t >= at);
 }
 // Block indices run backwards over the tiles so that the last tile row and column (ragged when
 // K does not divide n, and slower) are scheduled first instead of forming a long tail.
-__device__ __forceinline__ TileCoords tile_coords(int part, int64_t r, int64_t K) {
+__device__ __forceinline__ TileCoords tile_coords(const TileSet& s, int64_t K) {
   const int64_t x = int64_t(gridDim.x) - 1 - blockIdx.x, y = int64_t(gridDim.y) - 1 - blockIdx.y;
-  switch (part) {
+  switch (s.kind) {
     case kPanels: {
-      const int64_t b = skip1(x >> 1, r);
-      return (x & 1) ? TileCoords{b * K, r * K} : TileCoords{r * K, b * K};
+      const int64_t b = skip(x >> 1, s.e0, 1);
+      return (x & 1) ? TileCoords{b * K, s.e0 * K} : TileCoords{s.e0 * K, b * K};
     }
-    case kNextPanels: {
-      if (x == 0) return TileCoords{(r + 1) * K, (r + 1) * K};
-      const int64_t b = skip2((x - 1) >> 1, r);
-      return ((x - 1) & 1) ? TileCoords{b * K, (r + 1) * K} : TileCoords{(r + 1) * K, b * K};
+    case kBand: {
+      const int64_t first = s.bc * s.others;
+      if (x < first) return TileCoords{(s.b0 + x / s.others) * K, skip(x % s.others, s.e0, s.ec) * K};
+      const int64_t x2 = x - first;
+      const int64_t u0 = s.e0 < s.b0 ? s.e0 : s.b0;
+      return TileCoords{skip(x2 / s.bc, u0, s.ec + s.bc) * K, (s.b0 + x2 % s.bc) * K};
     }
-    case kRest:
-      return TileCoords{skip2(y, r) * K, skip2(x, r) * K};
     default:
-      return TileCoords{skip1(y, r) * K, skip1(x, r) * K};
+      return TileCoords{skip(y, s.e0, s.ec) * K, skip(x, s.e0, s.ec) * K};
   }
 }
 
@@ -367,6 +373,14 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes));
 }
+// 16 bytes of shared memory from the first `bytes` (0..16) at gmem, the rest zero-filled.
+__device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ int clamp_bytes(int64_t elems, int size) {  // elems * size in 0..16
+  return elems <= 0 ? 0 : elems * size >= 16 ? 16 : int(elems) * size;
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -375,10 +389,9 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // GEMM-shaped min-plus kernel: block tile K x K, thread tile TM x TN, k chunks of BK staged in
 // shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector,
-// and read V k-steps at a time as 16-byte vectors (two distinct rows per warp: conflict-free); B is k-major and read as 16-byte vectors. Thread (ty, tx) owns
-// rows ty + RY*a and column groups (tx + RX*g)*V .. +V. Interior tiles of a 16-byte-aligned
-// matrix load with 16-byte cp.async and no index clamps; edge tiles (ragged n, ragged last pivot
-// block) and unaligned leading dimensions use 1-element copies with clamped indices.
+// and read V k-steps at a time as 16-byte vectors (two distinct rows per warp: conflict-free); B
+// is k-major and read as 16-byte vectors. Thread (ty, tx) owns rows ty + RY*a and column groups
+// (tx + RX*g)*V .. +V.
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
@@ -392,36 +405,58 @@ struct Gemm {
   static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
-  static_assert(K % BK == 0, "pivot width must be a multiple of the k chunk");
+  static_assert(K % BK == 0 && BK % V == 0, "pivot width must be a multiple of the k chunk");
 };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Fast>
+// How a tile is loaded and stored:
+//   Interior: a 16-byte-aligned matrix, the tile inside it, kw a multiple of BK: 16-byte copies,
+//             no bounds checks.
+//   Edge:     a 16-byte-aligned matrix, any tile and kw: 16-byte copies, zero-filled outside the
+//             matrix (those rows and columns are never stored) and past kw (B rows past kw are
+//             then set to INF, so those k change nothing).
+//   Any:      any leading dimension: 1-element copies with clamped indices (a duplicated row,
+//             column or pivot is harmless: min-plus is idempotent), guarded stores.
+enum class Mode { Interior, Edge, Any };
+
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Mode M>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
-  auto crow = [&](int64_t i) { return Fast ? i : (i < n ? i : n - 1); };
-  auto ck = [&](int kk) { return Fast ? kk : (kk < kw ? kk : kw - 1); };
+  auto crow = [&](int64_t i) { return M == Mode::Any ? (i < n ? i : n - 1) : i; };
+  auto ck = [&](int kk) { return M == Mode::Any ? (kk < kw ? kk : kw - 1) : kk; };
 
   auto load_chunk = [&](int chunk, int stage) {
     T* As = smem + stage * Cfg::STAGE_ELEMS;
     T* Bs = As + Cfg::A_ELEMS;
     const int kc = chunk * BK;
-    if constexpr (Fast) {
+    if constexpr (M != Mode::Any) {
       constexpr int AV = BK / V, BV = K / V;  // vectors per A row, per B row
 #pragma unroll
       for (int q = 0; q < (K * BK / V) / threads; ++q) {
         const int e = tid + q * threads;
         const int m = e / AV, kv = e % AV;
-        cp_async<16>(As + m * Cfg::A_LD + kv * V, d + (tc.i0 + m) * ld + k0 + kc + kv * V);
+        const T* src = d + (tc.i0 + m) * ld + k0 + kc + kv * V;
+        if constexpr (M == Mode::Interior) {
+          cp_async<16>(As + m * Cfg::A_LD + kv * V, src);
+        } else {
+          const int bytes = tc.i0 + m < n ? clamp_bytes(kw - kc - kv * V, sizeof(T)) : 0;
+          cp_async_zfill(As + m * Cfg::A_LD + kv * V, bytes ? src : d, bytes);
+        }
       }
 #pragma unroll
       for (int q = 0; q < (K * BK / V) / threads; ++q) {
         const int e = tid + q * threads;
         const int kk = e / BV, cv = e % BV;
-        cp_async<16>(Bs + kk * K + cv * V, d + (k0 + kc + kk) * ld + tc.j0 + cv * V);
+        const T* src = d + (k0 + kc + kk) * ld + tc.j0 + cv * V;
+        if constexpr (M == Mode::Interior) {
+          cp_async<16>(Bs + kk * K + cv * V, src);
+        } else {
+          const int bytes = kc + kk < kw ? clamp_bytes(n - tc.j0 - cv * V, sizeof(T)) : 0;
+          cp_async_zfill(Bs + kk * K + cv * V, bytes ? src : d, bytes);
+        }
       }
     } else {
 #pragma unroll 1
@@ -449,16 +484,39 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   T c[TM][TN];
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
-    const T* row = d + crow(tc.i0 + ty + RY * a) * ld;
+    const int64_t gi = tc.i0 + ty + RY * a;
+    const T* row = d + crow(gi) * ld;
 #pragma unroll
-    for (int g = 0; g < G; ++g)
+    for (int g = 0; g < G; ++g) {
+      const int64_t gj = tc.j0 + (tx + RX * g) * V;
+      if constexpr (M == Mode::Interior) {
+        *reinterpret_cast<uint4*>(&c[a][g * V]) = *reinterpret_cast<const uint4*>(row + gj);
+      } else if constexpr (M == Mode::Edge) {
+        // Rows and columns outside the matrix are never stored: any value will do.
+        if (gi < n && gj + V <= n)
+          *reinterpret_cast<uint4*>(&c[a][g * V]) = *reinterpret_cast<const uint4*>(row + gj);
+        else
 #pragma unroll
-      for (int v = 0; v < V; ++v) c[a][g * V + v] = row[crow(tc.j0 + (tx + RX * g) * V + v)];
+          for (int v = 0; v < V; ++v)
+            c[a][g * V + v] = gi < n && gj + v < n ? row[gj + v] : Semiring<T>::inf();
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) c[a][g * V + v] = row[crow(gj + v)];
+      }
+    }
   }
 
   for (int chunk = 0; chunk < chunks; ++chunk) {
     cp_async_wait<STAGES - 2>();
     __syncthreads();  // chunk's stage is visible; everyone is done with the stage refilled next
+    if constexpr (M == Mode::Edge) {
+      const int klim = kw - chunk * BK;
+      if (klim < BK) {  // ragged last chunk: B rows past kw become INF, so those k change nothing
+        T* Bs = smem + (chunk % STAGES) * Cfg::STAGE_ELEMS + Cfg::A_ELEMS;
+        for (int e = klim * K + tid; e < BK * K; e += threads) Bs[e] = Semiring<T>::inf();
+        __syncthreads();
+      }
+    }
     {
       const int next = chunk + STAGES - 1;
       if (next < chunks) load_chunk(next, next % STAGES);
@@ -498,12 +556,14 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
-    if (!Fast && gi >= n) continue;
+    if (M != Mode::Interior && gi >= n) continue;
     T* row = d + gi * ld;
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int64_t gj = tc.j0 + (tx + RX * g) * V;
-      if (Fast) {
+      if constexpr (M == Mode::Interior) {
+        *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
+      } else if (M == Mode::Edge && gj + V <= n) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
       } else {
 #pragma unroll
@@ -514,17 +574,20 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 }
 
+// `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu).
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
-    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t r, int64_t k0, int kw,
-                   int part, bool aligned) {
+    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, TileSet ts, int64_t k0, int kw,
+                   bool aligned) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
-  const TileCoords tc = tile_coords(part, r, K);
-  if (aligned && kw == K && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, true>(d, n, ld, k0, kw, tc, smem);
+  const TileCoords tc = tile_coords(ts, K);
+  if (!aligned)
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Any>(d, n, ld, k0, kw, tc, smem);
+  else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Interior>(d, n, ld, k0, kw, tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, false>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Edge>(d, n, ld, k0, kw, tc, smem);
 }
 
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
@@ -535,14 +598,14 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
 template <class T, int K>
 __global__ void __launch_bounds__(K * 8)
     minplus_pred_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
-                        int64_t pld, uint32_t* __restrict__ h, int64_t hld, int64_t r, int64_t k0,
-                        int kw, int phase) {
+                        int64_t pld, uint32_t* __restrict__ h, int64_t hld, TileSet ts, int64_t k0,
+                        int kw) {
   __shared__ T As[K][K + 1];
   __shared__ T Bs[K][K];
   __shared__ int32_t Ps[K][K];
   __shared__ uint32_t Ha[K][K + 1];
   __shared__ uint32_t Hb[K][K];
-  const TileCoords tc = tile_coords(phase, r, K);
+  const TileCoords tc = tile_coords(ts, K);
   const int tx = threadIdx.x % K, ty = threadIdx.x / K;
   auto crow = [&](int64_t i) { return i < n ? i : n - 1; };
   for (int y = ty; y < K; y += 8) {
