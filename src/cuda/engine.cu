@@ -578,7 +578,10 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   DeviceGuard guard(device);
   const int64_t n = dist.n;
   const int es = dtype_size(dist.dtype);
-  const uint64_t mat_bytes = uint64_t(n) * uint64_t(n) * uint64_t(es);
+  // The working matrix's rows start on 16 bytes whatever n is, so that the kernels' 16-byte
+  // copies apply (kernels.cuh: minplus_kernel's `aligned`).
+  const int64_t dev_ld = (n + 16 / es - 1) / (16 / es) * (16 / es);
+  const uint64_t mat_bytes = uint64_t(n) * uint64_t(dev_ld) * uint64_t(es);
   const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
   std::ostringstream what;
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " solve"
@@ -590,16 +593,16 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   std::unique_ptr<DeviceBuffer> pbuf;
   if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
   trace("allocate");
-  upload_matrix(dbuf.ptr, input.data, n, input.ld, es, stream.s);
+  upload_matrix(dbuf.ptr, dev_ld, input.data, n, input.ld, es, stream.s);
   trace("upload");
-  Matrix dev{dbuf.ptr, n, n, dist.dtype};
+  Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
   if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
   trace("solve");
   // Results are copied back even when a negative cycle is reported, like the CPU engine.
-  download_matrix(dist.data, dbuf.ptr, n, dist.ld, es, stream.s);
-  if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
+  download_matrix(dist.data, dist.ld, dbuf.ptr, n, dev_ld, es, stream.s);
+  if (pred.data) download_matrix(pred.data, pred.ld, pbuf->ptr, n, n, 4, stream.s);
   trace("download");
   check_negative_cycles(negative, n);
 }
@@ -657,8 +660,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   Matrix dev{dbuf.ptr, n, n, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
-  download_matrix(dist.data, dbuf.ptr, n, dist.ld, int(es), stream.s);
-  if (pred.data) download_matrix(pred.data, pbuf->ptr, n, pred.ld, 4, stream.s);
+  download_matrix(dist.data, dist.ld, dbuf.ptr, n, n, int(es), stream.s);
+  if (pred.data) download_matrix(pred.data, pred.ld, pbuf->ptr, n, n, 4, stream.s);
   check_negative_cycles(negative, n);
 }
 

@@ -100,8 +100,8 @@ struct Chunks {
 
 }  // namespace
 
-void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int elem_size,
-                   void* stream_ptr) {
+void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
+                   int elem_size, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   const Chunks ch(n, elem_size);
   const size_t row_bytes = ch.row_bytes;
@@ -117,15 +117,16 @@ void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int 
     if (c >= 2) APSP_CUDA_CHECK(cudaEventSynchronize(st.done[b]));  // chunk b's last DMA is done
     copy_rows(static_cast<char*>(st.chunk[b]), row_bytes, src + size_t(r0) * host_ld * elem_size,
               size_t(host_ld) * elem_size, rows, row_bytes);
-    APSP_CUDA_CHECK(cudaMemcpyAsync(dst + size_t(r0) * row_bytes, st.chunk[b], size_t(rows) * row_bytes,
-                                    cudaMemcpyHostToDevice, stream));
+    const size_t dev_pitch = size_t(dev_ld) * elem_size;
+    APSP_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(r0) * dev_pitch, dev_pitch, st.chunk[b], row_bytes,
+                                      row_bytes, size_t(rows), cudaMemcpyHostToDevice, stream));
     APSP_CUDA_CHECK(cudaEventRecord(st.done[b], stream));
   }
   APSP_CUDA_CHECK(cudaStreamSynchronize(stream));  // staging goes back to the pool idle
 }
 
-void download_matrix(void* host, const void* dev, int64_t n, int64_t host_ld, int elem_size,
-                     void* stream_ptr) {
+void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
+                     int elem_size, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   const Chunks ch(n, elem_size);
   const size_t row_bytes = ch.row_bytes;
@@ -137,8 +138,10 @@ void download_matrix(void* host, const void* dev, int64_t n, int64_t host_ld, in
   const int64_t chunks = (n + rows_per - 1) / rows_per;
   auto enqueue = [&](int64_t c) {
     const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
-    APSP_CUDA_CHECK(cudaMemcpyAsync(st.chunk[c & 1], src + size_t(r0) * row_bytes,
-                                    size_t(rows) * row_bytes, cudaMemcpyDeviceToHost, stream));
+    const size_t dev_pitch = size_t(dev_ld) * elem_size;
+    APSP_CUDA_CHECK(cudaMemcpy2DAsync(st.chunk[c & 1], row_bytes, src + size_t(r0) * dev_pitch,
+                                      dev_pitch, row_bytes, size_t(rows), cudaMemcpyDeviceToHost,
+                                      stream));
     APSP_CUDA_CHECK(cudaEventRecord(st.done[c & 1], stream));
   };
   enqueue(0);

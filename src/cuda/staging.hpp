@@ -7,12 +7,13 @@
 
 namespace apsp::cuda_detail {
 
-// Copies rows [0, n) of `host` (leading dimension host_ld elements) into the compact device
-// matrix `dev` (leading dimension n), enqueued on `stream` (a cudaStream_t); returns when done.
-void upload_matrix(void* dev, const void* host, int64_t n, int64_t host_ld, int elem_size,
-                   void* stream);
-// The reverse: compact device matrix -> host rows (leading dimension host_ld); returns when done.
-void download_matrix(void* host, const void* dev, int64_t n, int64_t host_ld, int elem_size,
-                     void* stream);
+// Copies rows [0, n) of `host` (leading dimension host_ld elements) into the device matrix `dev`
+// (leading dimension dev_ld >= n), enqueued on `stream` (a cudaStream_t); returns when done.
+void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
+                   int elem_size, void* stream);
+// The reverse: device matrix (leading dimension dev_ld) -> host rows (leading dimension
+// host_ld); returns when done.
+void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
+                     int elem_size, void* stream);
 
 }  // namespace apsp::cuda_detail
