@@ -47,7 +47,7 @@ const char* tiles_name(Tiles t) {
 template <class T, Tiles>
 struct Plan;
 
-// 64 x 64 tiles, 8 x 4 per thread, 128 threads (3 or 4 blocks per SM). k64w: rounds of one
+// 64 x 64 tiles, 8 x 4 per thread (8-byte types 8 x 2). k64w: rounds of one
 // 64-wide pivot block. k64d: super-rounds of two pivot blocks, so that phase 3 runs k-depth 128
 // and every tile's fixed cost (index math, C load and store, the pipeline's fill) is paid half
 // as often.
@@ -87,8 +87,8 @@ struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   static constexpr bool pred = false, small = true;
 };
 
-// Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread (4 blocks =
-// 16 warps per SM) beat 128 x 128 tiles and 4 x 4 per thread for every dtype and n. From
+// Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
+// 128 x 128 tiles and 4 x 4 per thread for every dtype and n. From
 // kDeepMinN on, super-rounds (k64d) beat single rounds (k64w); below it the longer chain of pivot
 // work per super-round is not hidden. n <= 64 is one launch (small). APSP_CUDA_TILES=k64d|k64w
 // forces a plan without predecessors (benchmarking and tests only).
@@ -163,6 +163,13 @@ struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the 
     if (ptr) (void)cudaFreeAsync(ptr, stream);
   }
 };
+
+// Leading dimension of a host solve's working matrix: its rows start on 16 bytes whatever n is,
+// so that the kernels' 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
+int64_t working_ld(int64_t n, int elem_size) {
+  const int64_t v = 16 / elem_size;
+  return (n + v - 1) / v * v;
+}
 
 struct DeviceBuffer {  // the working matrix of a host solve
   void* ptr = nullptr;
@@ -578,9 +585,7 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   DeviceGuard guard(device);
   const int64_t n = dist.n;
   const int es = dtype_size(dist.dtype);
-  // The working matrix's rows start on 16 bytes whatever n is, so that the kernels' 16-byte
-  // copies apply (kernels.cuh: minplus_kernel's `aligned`).
-  const int64_t dev_ld = (n + 16 / es - 1) / (16 / es) * (16 / es);
+  const int64_t dev_ld = working_ld(n, es);
   const uint64_t mat_bytes = uint64_t(n) * uint64_t(dev_ld) * uint64_t(es);
   const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
   std::ostringstream what;
@@ -624,7 +629,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   if (n == 0) return;
   DeviceGuard guard(device);
   const uint64_t es = uint64_t(dtype_size(dist.dtype));
-  const uint64_t mat_bytes = uint64_t(n) * uint64_t(n) * es;
+  const int64_t dev_ld = working_ld(n, int(es));
+  const uint64_t mat_bytes = uint64_t(n) * uint64_t(dev_ld) * es;
   const uint64_t pred_bytes = pred.data ? uint64_t(n) * uint64_t(n) * 4 : 0;
   const uint64_t edge_bytes = uint64_t(nnz) * (16 + es);
   std::ostringstream what;
@@ -648,19 +654,20 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
     dispatch(dist.dtype, Tiles::k64w, [&](auto plan) {  // only the dtype matters here
       using T = typename decltype(plan)::type;
       const dim3 grid(unsigned((n + 255) / 256), unsigned(std::min<int64_t>(n, 8192)));
-      fill_kernel<T><<<grid, 256, 0, stream.s>>>(static_cast<T*>(dbuf.ptr), n, n, Semiring<T>::inf());
+      fill_kernel<T><<<grid, 256, 0, stream.s>>>(static_cast<T*>(dbuf.ptr), n, dev_ld,
+                                                 Semiring<T>::inf());
       APSP_CUDA_CHECK_LAUNCH("fill_kernel");
       if (nnz > 0) {
         scatter_kernel<T><<<unsigned(std::min<int64_t>((nnz + 255) / 256, 65535)), 256, 0, stream.s>>>(
-            static_cast<T*>(dbuf.ptr), n, rows, cols, static_cast<const T*>(values), nnz);
+            static_cast<T*>(dbuf.ptr), dev_ld, rows, cols, static_cast<const T*>(values), nnz);
         APSP_CUDA_CHECK_LAUNCH("scatter_kernel");
       }
     });
   }
-  Matrix dev{dbuf.ptr, n, n, dist.dtype};
+  Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
-  download_matrix(dist.data, dist.ld, dbuf.ptr, n, n, int(es), stream.s);
+  download_matrix(dist.data, dist.ld, dbuf.ptr, n, dev_ld, int(es), stream.s);
   if (pred.data) download_matrix(pred.data, pred.ld, pbuf->ptr, n, n, 4, stream.s);
   check_negative_cycles(negative, n);
 }

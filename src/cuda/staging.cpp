@@ -88,14 +88,21 @@ void copy_rows(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, i
     std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
 }
 
-// Rows per pinned chunk: whole rows, at least one, about kChunkBytes.
+// One transfer's plan: rows per pinned chunk (whole rows, at least one, about kChunkBytes), the
+// pitches, and the staging set it borrows.
 struct Chunks {
-  size_t row_bytes, bytes;
+  size_t row_bytes, bytes, host_pitch, dev_pitch;
   int64_t rows_per;
-  Chunks(int64_t n, int elem_size)
+  Lease lease;
+  Staging& st;
+  Chunks(int64_t n, int64_t host_ld, int64_t dev_ld, int elem_size)
       : row_bytes(size_t(n) * elem_size),
         bytes(std::max(kChunkBytes, row_bytes)),
-        rows_per(int64_t(bytes / row_bytes)) {}
+        host_pitch(size_t(host_ld) * elem_size),
+        dev_pitch(size_t(dev_ld) * elem_size),
+        rows_per(int64_t(bytes / row_bytes)),
+        lease(bytes),
+        st(*lease.s) {}
 };
 
 }  // namespace
@@ -103,23 +110,21 @@ struct Chunks {
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
                    int elem_size, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const Chunks ch(n, elem_size);
+  Chunks ch(n, host_ld, dev_ld, elem_size);
   const size_t row_bytes = ch.row_bytes;
-  const int64_t rows_per = ch.rows_per;
-  Lease lease(ch.bytes);
-  Staging& st = *lease.s;
+  Staging& st = ch.st;
   const char* src = static_cast<const char*>(host);
   char* dst = static_cast<char*>(dev);
   int c = 0;
-  for (int64_t r0 = 0; r0 < n; r0 += rows_per, ++c) {
+  for (int64_t r0 = 0; r0 < n; r0 += ch.rows_per, ++c) {
     const int b = c & 1;
-    const int64_t rows = std::min(rows_per, n - r0);
+    const int64_t rows = std::min(ch.rows_per, n - r0);
     if (c >= 2) APSP_CUDA_CHECK(cudaEventSynchronize(st.done[b]));  // chunk b's last DMA is done
-    copy_rows(static_cast<char*>(st.chunk[b]), row_bytes, src + size_t(r0) * host_ld * elem_size,
-              size_t(host_ld) * elem_size, rows, row_bytes);
-    const size_t dev_pitch = size_t(dev_ld) * elem_size;
-    APSP_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(r0) * dev_pitch, dev_pitch, st.chunk[b], row_bytes,
-                                      row_bytes, size_t(rows), cudaMemcpyHostToDevice, stream));
+    copy_rows(static_cast<char*>(st.chunk[b]), row_bytes, src + size_t(r0) * ch.host_pitch,
+              ch.host_pitch, rows, row_bytes);
+    APSP_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(r0) * ch.dev_pitch, ch.dev_pitch, st.chunk[b],
+                                      row_bytes, row_bytes, size_t(rows), cudaMemcpyHostToDevice,
+                                      stream));
     APSP_CUDA_CHECK(cudaEventRecord(st.done[b], stream));
   }
   APSP_CUDA_CHECK(cudaStreamSynchronize(stream));  // staging goes back to the pool idle
@@ -128,19 +133,17 @@ void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
                      int elem_size, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const Chunks ch(n, elem_size);
+  Chunks ch(n, host_ld, dev_ld, elem_size);
   const size_t row_bytes = ch.row_bytes;
   const int64_t rows_per = ch.rows_per;
-  Lease lease(ch.bytes);
-  Staging& st = *lease.s;
+  Staging& st = ch.st;
   char* dst = static_cast<char*>(host);
   const char* src = static_cast<const char*>(dev);
   const int64_t chunks = (n + rows_per - 1) / rows_per;
   auto enqueue = [&](int64_t c) {
     const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
-    const size_t dev_pitch = size_t(dev_ld) * elem_size;
-    APSP_CUDA_CHECK(cudaMemcpy2DAsync(st.chunk[c & 1], row_bytes, src + size_t(r0) * dev_pitch,
-                                      dev_pitch, row_bytes, size_t(rows), cudaMemcpyDeviceToHost,
+    APSP_CUDA_CHECK(cudaMemcpy2DAsync(st.chunk[c & 1], row_bytes, src + size_t(r0) * ch.dev_pitch,
+                                      ch.dev_pitch, row_bytes, size_t(rows), cudaMemcpyDeviceToHost,
                                       stream));
     APSP_CUDA_CHECK(cudaEventRecord(st.done[c & 1], stream));
   };
@@ -149,7 +152,7 @@ void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, in
     const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
     APSP_CUDA_CHECK(cudaEventSynchronize(st.done[c & 1]));
     if (c + 1 < chunks) enqueue(c + 1);  // DMA of the next chunk runs while this one drains
-    copy_rows(dst + size_t(r0) * host_ld * elem_size, size_t(host_ld) * elem_size,
+    copy_rows(dst + size_t(r0) * ch.host_pitch, ch.host_pitch,
               static_cast<const char*>(st.chunk[c & 1]), row_bytes, rows, row_bytes);
   }
 }
