@@ -1,6 +1,8 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
-with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py).
+with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
+1..99) puts int32 on the tagged plan (engine.cu); the same int32 solve on the general plan
+(APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) is timed too.
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -27,18 +29,26 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = []
-    for dtype in ("int32", "float32"):
+    for dtype, plans in (("int32", (None, "pred32")), ("float32", (None,))):
         orig = random_graph(args.n, dtype)
         base = time_device(orig, args.reps, checks=False)
-        with_pred = time_device(orig, args.reps, checks=False, pred=True)
-        ratio = with_pred / base
-        note = (f"device time with predecessors, checks off: {ratio:.2f}x the same solve without "
-                f"({base * 1e3:.1f} ms in this run; target <= 1.6x)")
-        results.append({"impl": "apsp-gpu-pred", "dtype": dtype, "n": args.n, "seconds": with_pred,
-                        "updates_per_s": float(args.n) ** 3 / with_pred, "fraction_of_ceiling": None,
-                        "note": note, "ratio_to_without": ratio})
-        print(f"{dtype:8s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
-              f"{with_pred * 1e3:9.1f} ms ({ratio:.2f}x)", flush=True)
+        for plan in plans:
+            if plan:
+                os.environ["APSP_CUDA_TILES"] = plan
+            try:
+                with_pred = time_device(orig, args.reps, checks=False, pred=True)
+            finally:
+                os.environ.pop("APSP_CUDA_TILES", None)
+            ratio = with_pred / base
+            impl = "apsp-gpu-" + (plan or "pred")
+            note = (f"device time with predecessors{' on the general plan (' + plan + ')' if plan else ''}"
+                    f", checks off: {ratio:.2f}x the same solve without ({base * 1e3:.1f} ms in this "
+                    f"run; target <= 1.6x)")
+            results.append({"impl": impl, "dtype": dtype, "n": args.n, "seconds": with_pred,
+                            "updates_per_s": float(args.n) ** 3 / with_pred,
+                            "fraction_of_ceiling": None, "note": note, "ratio_to_without": ratio})
+            print(f"{dtype:8s} {impl:16s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
+                  f"{with_pred * 1e3:9.1f} ms ({ratio:.2f}x)", flush=True)
         del orig
         torch.cuda.empty_cache()
     doc = {"benchmark": "bench_pred.py", "command": " ".join([sys.executable] + sys.argv),

@@ -63,22 +63,27 @@ def torch():
     return pytest.importorskip("torch", reason="the device-pointer tests use PyTorch buffers")
 
 
-def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, **kw) -> np.ndarray:
-    """Solve on a torch buffer of n x (n + pad) through the raw-pointer entry, return the n x n view."""
+def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, pred: bool = False, **kw):
+    """Solve on a torch buffer of n x (n + pad) through the raw-pointer entry, return the n x n view
+    (with `pred`, also the predecessors, from an int32 buffer of n x (n + pad) too)."""
     n = g.shape[0]
     buf = torch.full((max(n, 1), n + pad), 7, dtype=getattr(torch, np.dtype(g.dtype).name),
                      device="cuda")
     view = buf[:n, :n]
     view.copy_(torch.from_numpy(np.ascontiguousarray(g)))
+    pbuf = torch.full((max(n, 1), n + pad), 7, dtype=torch.int32, device="cuda") if pred else None
     s = stream or torch.cuda.current_stream()
     with torch.cuda.stream(s):
-        _core.solve_device(view.data_ptr(), n, buf.stride(0), np.dtype(g.dtype).name, 0, 0,
+        _core.solve_device(view.data_ptr(), n, buf.stride(0), np.dtype(g.dtype).name,
+                           pbuf.data_ptr() if pred else 0, pbuf.stride(0) if pred else 0,
                            torch.cuda.current_device(), s.cuda_stream, kw.get("directed", True),
                            kw.get("unweighted", False), True, True, None)
     s.synchronize()
     if pad:  # the columns beyond n are never touched
         assert bool((buf[:n, n:] == 7).all())
-    return view.cpu().numpy()
+        assert not pred or bool((pbuf[:n, n:] == 7).all())
+    dist = view.cpu().numpy()
+    return (dist, pbuf[:n, :n].cpu().numpy()) if pred else dist
 
 
 def assert_same(got: np.ndarray, want: np.ndarray) -> None:
@@ -161,6 +166,71 @@ def test_predecessors_describe_shortest_paths(n, dtype, rng):
             assert g[k, j] != inf
             np.testing.assert_allclose(float(dist[i, k] if k != i else 0) + float(step),
                                        float(dist[i, j]), rtol=1e-5, atol=1e-3)
+
+
+def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None:
+    """Every pred[i, j] is an edge k -> j with dist[i, k] + w(k, j) == dist[i, j] (exactly: integer
+    weights), -9999 exactly where j is i or unreachable. With positive weights a chain of such
+    edges strictly shortens, so it reaches i: the paths have the lengths dist reports."""
+    n = g.shape[0]
+    inf = no_edge(g.dtype)
+    none = (dist == inf) | np.eye(n, dtype=bool)
+    assert (pred[none] == -9999).all()
+    i, j = np.nonzero(~none)
+    k = pred[i, j].astype(np.int64)
+    assert ((k >= 0) & (k < n) & (k != j)).all()
+    w = g[k, j].astype(np.int64)
+    assert (w != inf).all()
+    np.testing.assert_array_equal(dist[i, k].astype(np.int64) + w, dist[i, j].astype(np.int64))
+
+
+# int32 with positive weights and short enough paths takes the tagged plan (phase 3 finds the
+# winning pivot in the low bits of each sum, tagged.cuh); APSP_CUDA_TILES=pred32 forces the general
+# predecessor plan on the same graphs. Sizes: one super-round (no phase 3), several, ragged blocks
+# of every kind (n % 32, n % 64, n % 128), and n large enough for interior and edge tiles.
+@pytest.mark.parametrize("n", [100, 129, 200, 257, 300, 700, 1000, 2100])
+@pytest.mark.parametrize("plan", ["auto", "pred32"])
+def test_positive_int32_predecessors(plan, n, rng, monkeypatch):
+    if plan != "auto":
+        monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    g = random_graph(n, np.int32, rng, negative=False)
+    dist, pred = gpu_host_solve(g, pred=True)
+    assert_same(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+# The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the
+# 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
+@pytest.mark.parametrize("n", [300, 2101])
+@pytest.mark.parametrize("pad", [13, 16])
+def test_positive_int32_predecessors_device_views(torch, n, pad, rng):
+    g = random_graph(n, np.int32, rng, negative=False)
+    dist, pred = gpu_device_solve(torch, g, pad=pad - n % 16 if pad == 16 else pad, pred=True)
+    assert_same(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+# Graphs outside the tagged plan's range take the general plan and stay exact: zero-weight edges
+# (and zero-weight cycles), and weights whose (n - 1) * max w is beyond its 2^22 - 2 bound.
+@pytest.mark.parametrize("case", ["zero_weights", "long_paths"])
+def test_int32_predecessors_outside_the_tagged_range(case, rng):
+    n = 300
+    g = random_graph(n, np.int32, rng, negative=False)
+    if case == "zero_weights":
+        g[rng.random((n, n)) < 0.05] = 0
+    else:
+        g[g != INF[np.dtype(np.int32)]] *= 1000  # (n - 1) * 59000 > 2^22
+    dist, pred = gpu_host_solve(g, pred=True)
+    assert_same(dist, cpu_solve(g))
+    if case == "long_paths":
+        assert_tight_predecessors(g, dist, pred)
+    else:  # zero-weight cycles: tight edges may form loops, so check lengths along the paths
+        for i in range(0, n, 37):
+            for j in range(n):
+                if i != j and dist[i, j] != INF[np.dtype(np.int32)]:
+                    path = apsp.path(pred, i, j)
+                    assert path[0] == i and path[-1] == j
+                    assert sum(int(g[a, b]) for a, b in zip(path, path[1:])) == dist[i, j]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)

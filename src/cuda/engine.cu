@@ -1,7 +1,8 @@
-// CUDA engine: the launch plan (tile shape by n), the one run-time -> compile-time dispatch
-// (dtype x tile shape), the round loop (phase 1 pivot closure, phase 2 pivot panels, phase 3
-// min-plus GEMM), the one-launch solve for n <= 64 and CUDA-graph replay for small n, and the
-// entry points of apsp.hpp. Kernels live in kernels.cuh and small.cuh, host staging in staging.cpp.
+// CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
+// run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
+// phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solve for n <= 64 and CUDA-graph
+// replay for small n, and the entry points of apsp.hpp. Kernels live in kernels.cuh, small.cuh
+// and tagged.cuh, host staging in staging.cpp.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "apsp/apsp.hpp"
@@ -26,19 +28,21 @@
 #include "cuda/scatter.cuh"
 #include "cuda/small.cuh"
 #include "cuda/staging.hpp"
+#include "cuda/tagged.cuh"
 
 namespace apsp {
 namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64d, k64w, pred32, small };
+enum class Tiles { k64d, k64w, pred32, tagged, small };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
     case Tiles::k64d: return "k64d";
     case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
+    case Tiles::tagged: return "tagged";
   }
   return "?";
 }
@@ -65,7 +69,7 @@ struct Plan64 {
   using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
   static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, false>;
 };
 template <class T>
 struct Plan<T, Tiles::k64w> : Plan64<T, 64> {};
@@ -75,33 +79,44 @@ template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
-  static constexpr bool pred = true, small = false;
+  static constexpr bool pred = true, small = false, tagged = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
+};
+// With predecessors where tagged.cuh applies (int32, positive weights, short enough paths):
+// super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
+// phase 3 at k-depth 128 by the k64d GEMM with tags, at the speed of the solve without.
+template <>
+struct Plan<int32_t, Tiles::tagged> : Plan<int32_t, Tiles::pred32> {
+  using Deep = Plan64<int32_t, 128>;  // phase 3's shape: 64 x 64 tiles, k-depth 128
+  static constexpr bool tagged = true;
+  static constexpr int depth = Deep::depth, TK = Deep::K;
+  using G = Deep::G;
+  static constexpr auto gemm =
+      minplus_kernel<int32_t, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, true>;
 };
 
 template <class T>
 struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   using type = T;
-  static constexpr int K = Small::K;
-  static constexpr bool pred = false, small = true;
+  static constexpr bool small = true;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
 // 128 x 128 tiles and 4 x 4 per thread for every dtype and n. From
 // kDeepMinN on, super-rounds (k64d) beat single rounds (k64w); below it the longer chain of pivot
-// work per super-round is not hidden. n <= 64 is one launch (small). APSP_CUDA_TILES=k64d|k64w
-// forces a plan without predecessors (benchmarking and tests only).
+// work per super-round is not hidden. n <= 64 is one launch (small). With predecessors: the tagged
+// plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=k64d|k64w forces the
+// plan of solves without predecessors, =pred32 that of solves with them (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096;
-Tiles choose_tiles(int64_t n, DType dtype, bool pred) {
-  if (pred) return Tiles::pred32;
-  if (const char* force = std::getenv("APSP_CUDA_TILES")) {
-    for (Tiles t : {Tiles::k64d, Tiles::k64w})
-      if (std::string(force) == tiles_name(t)) return t;
-    throw ValueError(std::string("APSP_CUDA_TILES=") + force +
-                     " is not a plan; supported: k64d, k64w");
-  }
-  (void)dtype;
+Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits) {
+  const char* force = std::getenv("APSP_CUDA_TILES");
+  const std::string forced = force ? force : "";
+  if (force && forced != "k64d" && forced != "k64w" && forced != "pred32")
+    throw ValueError("APSP_CUDA_TILES=" + forced + " is not a plan; supported: k64d, k64w, pred32");
+  if (pred) return tagged_fits && forced != "pred32" ? Tiles::tagged : Tiles::pred32;
+  if (forced == "k64d") return Tiles::k64d;
+  if (forced == "k64w") return Tiles::k64w;
   if (n <= Small::K) return Tiles::small;
   return n >= kDeepMinN ? Tiles::k64d : Tiles::k64w;
 }
@@ -114,17 +129,21 @@ void with_tiles(Tiles t, F&& f) {
     case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
     case Tiles::small: return f(Plan<T, Tiles::small>{});
+    case Tiles::tagged:
+      if constexpr (std::is_same_v<T, int32_t>) return f(Plan<T, Tiles::tagged>{});
+      break;
   }
-  throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) +
-                   "; supported: small, k64d, k64w, pred32");
+  throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
+                   dtype_name(Semiring<T>::dtype) + "; supported: small, k64d, k64w, pred32" +
+                   (std::is_same_v<T, int32_t> ? ", tagged" : ""));
 }
 template <class F>
-void dispatch(DType dtype, Tiles t, F&& f) {
+void with_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::float32: return with_tiles<float>(t, f);
-    case DType::float64: return with_tiles<double>(t, f);
-    case DType::int32: return with_tiles<int32_t>(t, f);
-    case DType::int64: return with_tiles<int64_t>(t, f);
+    case DType::float32: return f(float{});
+    case DType::float64: return f(double{});
+    case DType::int32: return f(int32_t{});
+    case DType::int64: return f(int64_t{});
   }
   throw ValueError(std::string("unsupported dtype code ") + std::to_string(int(dtype)) +
                    "; supported: float32, float64, int32, int64");
@@ -198,9 +217,14 @@ struct Job {
 
 // Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
 // plan and device: it is a driver call, and small solves count every microsecond of host time.
+template <class P, class = void>
+struct has_gemm : std::false_type {};
+template <class P>
+struct has_gemm<P, std::void_t<typename P::G>> : std::true_type {};
+
 template <class P>
 void prepare_kernels(int device) {
-  if constexpr (!P::pred && !P::small) {
+  if constexpr (has_gemm<P>::value) {
     static std::atomic<uint64_t> done{0};  // bit d: set on device d (devices >= 64: every call)
     const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
     if (bit && (done.load(std::memory_order_acquire) & bit)) return;
@@ -253,6 +277,23 @@ Launch rest(int64_t nb, int64_t e0, int ec) {  // every tile outside row/column 
   return {TileSet{kRest, ec, 0, e0, 0, others}, dim3(unsigned(others), unsigned(others))};
 }
 
+// Rows and columns of pivot blocks [r0, r0 + m) made final for the rounds of all m blocks, from
+// race-free one-block steps (the blocked algorithm of width m K with its phases 1 and 2 built
+// from width-K rounds): for t = 0 .. m-1, `pivot_and_panels(r)` for r = r0 + t (its closure and
+// its whole row and column), then `update(launch, r)` with round r on the rows and columns of the
+// later blocks outside r (they need it before their own pivot) and of the earlier ones (they
+// already hold their own rounds and now get r's).
+template <class PivotAndPanels, class Update>
+void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and_panels,
+                       Update&& update) {
+  for (int t = 0; t < m; ++t) {
+    const int64_t r = r0 + t;
+    pivot_and_panels(r);
+    if (t + 1 < m) update(band(nb, r + 1, m - t - 1, r, 1), r);
+    if (t > 0) update(band(nb, r0, t, r, 1), r);
+  }
+}
+
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
 //   aux:  phase 3 (r) on row/column r+1; phase 1 (r+1); phase 2 (r+1)
 //   main: phase 3 (r) on every other tile (outside rows/columns r and r+1)
@@ -275,18 +316,54 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
   constexpr int pivot_threads = 256;
   if constexpr (P::pred) {
-    for (int64_t r = 0; r < nb; ++r) {
-      const int64_t k0 = r * K;
-      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, job.h, n, k0, kwidth(r));
+    // One launch of the 32-wide predecessor kernel over a tile set with round r.
+    auto update = [&](const Launch& l, int64_t r) {
+      if (l.grid.x == 0 || l.grid.y == 0) return;
+      P::gemm_pred<<<l.grid, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, n, l.ts, r * K,
+                                                 kwidth(r));
+      APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel");
+    };
+    auto pivot_and_panels = [&](int64_t r) {
+      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, job.h, n, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-      if (nb > 1) {
-        for (const Launch& l : {panels(nb, r), rest(nb, r, 1)}) {
-          P::gemm_pred<<<l.grid, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, n, l.ts, k0,
-                                                     kwidth(r));
-          APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel");
-        }
+      update(panels(nb, r), r);
+    };
+    if constexpr (!P::tagged) {
+      for (int64_t r = 0; r < nb; ++r) {
+        pivot_and_panels(r);
+        update(rest(nb, r, 1), r);
+        after_round(r);
       }
-      after_round(r);
+    } else {
+      // tagged.cuh: values shifted for the whole loop; per super-round of m 32-wide blocks, their
+      // rows and columns by the pred32 kernels, then phase 3 (k-depth m K) with tagged B rows.
+      using G = typename P::G;
+      constexpr int m = P::depth / K;
+      const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
+      const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % 4 == 0;
+      const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
+      tags_pack_kernel<<<egrid, eblock, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
+      for (int64_t r0 = 0; r0 < nb; r0 += m) {
+        const int mc = int(std::min<int64_t>(m, nb - r0));
+        finish_pivot_rows(nb, r0, mc, pivot_and_panels, update);
+        const int64_t k0 = r0 * K;
+        const int kw = int(std::min<int64_t>(P::depth, n - k0));
+        const Launch l = rest(tnb, k0 / P::TK, (kw + P::TK - 1) / P::TK);
+        if (l.grid.x > 0) {
+          const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
+          tags_rows_kernel<<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
+          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          P::gemm<<<l.grid, G::threads, G::smem_bytes, stream>>>(d, n, ld, job.p, job.pld, l.ts, k0,
+                                                                 kw, aligned);
+          APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
+          tags_rows_kernel<<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
+          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+        }
+        for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
+      }
+      tags_unpack_kernel<<<egrid, eblock, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
     }
   } else {
     using G = typename P::G;
@@ -295,7 +372,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     // One launch of the min-plus kernel over a tile set, k range [k0, k0 + kw).
     auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
       if (l.grid.x == 0 || l.grid.y == 0) return;
-      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, l.ts, k0, kw, aligned);
+      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, nullptr, 0, l.ts, k0, kw, aligned);
       APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
     };
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
@@ -303,16 +380,12 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       gemm(s, panels(nb, r), r * K, kwidth(r));
     };
-    constexpr bool deep = P::depth == 2 * K;
-    const int64_t step = deep ? 2 : 1;  // pivot blocks per (super-)round
+    constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
     auto blocks_in = [&](int64_t r) { return int(std::min<int64_t>(step, nb - r)); };
     auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns r0 .. r0+step final
-      pivot_and_panels(s, r0);
-      if (deep && r0 + 1 < nb) {
-        gemm(s, band(nb, r0 + 1, 1, r0, 1), r0 * K, kwidth(r0));
-        pivot_and_panels(s, r0 + 1);
-        gemm(s, band(nb, r0, 1, r0 + 1, 1), (r0 + 1) * K, kwidth(r0 + 1));
-      }
+      finish_pivot_rows(
+          nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
+          [&](const Launch& l, int64_t r) { gemm(s, l, r * K, kwidth(r)); });
     };
     Lookahead la;
     APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
@@ -411,68 +484,36 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
 }
 
 // ---- one solve -----------------------------------------------------------------------------------
-// Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
-// the caller raises NegativeCycleError once the results are where the caller wants them.
-template <class P>
-std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt,
-                                     int device, cudaStream_t stream, Tiles tiles) {
-  using T = typename P::type;
-  const int64_t n = dist.n, ld = dist.ld;
-  T* d = static_cast<T*>(dist.data);
-  Job job{dist.data, n, ld, pred.data, pred.ld};
-  prepare_kernels<P>(device);
-  std::unique_ptr<AsyncBuffer> hops;  // the (length, hops) step's hop counts, with predecessors
-  if (pred.data) {
-    hops = std::make_unique<AsyncBuffer>(size_t(n) * size_t(n) * sizeof(uint32_t), stream);
-    job.h = static_cast<uint32_t*>(hops->ptr);
-  }
-
-  // Statistics and the negative-cycle list exist only for the checks: a solve with both off
-  // (fully asynchronous use) allocates and clears nothing here.
-  std::unique_ptr<AsyncBuffer> scratch;
+// Scratch of one solve: hop counts (with predecessors), statistics and the negative-cycle list
+// (only for the checks and the predecessor plan choice: a solve without either allocates and
+// clears nothing here).
+struct SolveScratch {
+  std::unique_ptr<AsyncBuffer> hops, stats;
   DeviceStats* st = nullptr;
   int64_t* negative = nullptr;
-  if (opt.check_input || opt.check_negative_cycles) {
-    const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
-    scratch = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
-    st = static_cast<DeviceStats*>(scratch->ptr);
-    if (opt.check_negative_cycles)
-      negative = reinterpret_cast<int64_t*>(static_cast<char*>(scratch->ptr) + sizeof(DeviceStats));
-    APSP_CUDA_CHECK(cudaMemsetAsync(st, 0xff, 2 * sizeof(unsigned long long), stream));
-    APSP_CUDA_CHECK(cudaMemsetAsync(&st->max_abs_float, 0, 3 * sizeof(unsigned long long), stream));
-  }
+};
 
-  if (opt.check_input) {
-    const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
-                                unsigned(std::min<int64_t>(n, 256)));
-    scan_kernel<T><<<grid, block, 0, stream>>>(d, n, ld, st);
-    APSP_CUDA_CHECK_LAUNCH("scan_kernel");
-    DeviceStats h{};
-    APSP_CUDA_CHECK(cudaMemcpyAsync(&h, st, sizeof(h), cudaMemcpyDeviceToHost, stream));
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    InputStats s;
-    s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
-    s.first_neg_inf = h.first_neg_inf == ~0ull ? -1 : int64_t(h.first_neg_inf);
-    double f = 0;
-    std::memcpy(&f, &h.max_abs_float, sizeof(f));
-    s.max_abs_float = f;
-    s.max_abs_int = h.max_abs_int;
-    if (opt.unweighted && !std::is_floating_point_v<T>) s.max_abs_int = n > 1 ? 1 : 0;
-    check_input_stats(dist, s);
-  }
-
+// The rounds of one plan, between the statistics and the negative-cycle readout.
+template <class P>
+void run_plan(const Job& job, const Options& opt, int device, cudaStream_t stream, Tiles tiles,
+              const SolveScratch& sc, DType dtype) {
+  using T = typename P::type;
+  const int64_t n = job.n, ld = job.ld;
+  T* d = static_cast<T*>(job.d);
+  prepare_kernels<P>(device);
   if constexpr (P::small) {  // one launch; a one-round solve reports its round at the end
     small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(d, int(n), ld, opt.directed,
-                                                           opt.unweighted, st, negative);
+                                                           opt.unweighted, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
     if (opt.progress) {
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       opt.progress(opt.progress_ctx, 1, 1);
     }
+    return;
   } else {
     const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-    rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, job.h,
-                                                   opt.directed, opt.unweighted);
+    rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
+                                                   opt.unweighted);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
 
     const int64_t nb = (n + P::K - 1) / P::K;
@@ -485,27 +526,86 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
         opt.progress(opt.progress_ctx, r + 1, nb);
       });
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-      const GraphKey key{device, dist.data, n, ld, pred.data, pred.ld, int(dist.dtype), int(tiles)};
+      const GraphKey key{device, job.d, n, ld, job.p, job.pld, int(dtype), int(tiles)};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
       APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     } else {
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
 
-    finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, pred.data, pred.ld, st, negative);
+    finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
   }
+}
+
+// Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
+// the caller raises NegativeCycleError once the results are where the caller wants them.
+template <class T>
+std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt,
+                                     int device, cudaStream_t stream) {
+  const int64_t n = dist.n, ld = dist.ld;
+  T* d = static_cast<T*>(dist.data);
+  Job job{dist.data, n, ld, pred.data, pred.ld};
+  SolveScratch sc;
+  if (pred.data) {  // the (length, hops) step's hop counts
+    sc.hops = std::make_unique<AsyncBuffer>(size_t(n) * size_t(n) * sizeof(uint32_t), stream);
+    job.h = static_cast<uint32_t*>(sc.hops->ptr);
+  }
+
+  // Statistics: for the input checks, and for the choice of the tagged plan (int32 predecessors).
+  const bool tagged_candidate = std::is_same_v<T, int32_t> && pred.data && n > 128;  // 128: its k-depth
+  const bool scan = opt.check_input || tagged_candidate;
+  if (scan || opt.check_negative_cycles) {
+    const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
+    sc.stats = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
+    sc.st = static_cast<DeviceStats*>(sc.stats->ptr);
+    if (opt.check_negative_cycles)
+      sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) + sizeof(DeviceStats));
+    APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, 2 * sizeof(unsigned long long), stream));
+    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, 4 * sizeof(unsigned long long), stream));
+  }
+  bool tagged_fits = false;
+  if (scan) {
+    const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
+                                unsigned(std::min<int64_t>(n, 256)));
+    scan_kernel<T><<<grid, block, 0, stream>>>(d, n, ld, sc.st);
+    APSP_CUDA_CHECK_LAUNCH("scan_kernel");
+    DeviceStats h{};
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&h, sc.st, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    InputStats s;
+    s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
+    s.first_neg_inf = h.first_neg_inf == ~0ull ? -1 : int64_t(h.first_neg_inf);
+    double f = 0;
+    std::memcpy(&f, &h.max_abs_float, sizeof(f));
+    s.max_abs_float = f;
+    s.max_abs_int = h.max_abs_int;
+    bool positive = h.nonpositive == 0;
+    if (opt.unweighted && !std::is_floating_point_v<T>) {
+      s.max_abs_int = n > 1 ? 1 : 0;
+      positive = true;
+    }
+    if (opt.check_input) check_input_stats(dist, s);
+    // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
+    tagged_fits = tagged_candidate && positive &&
+                  s.max_abs_int <= uint64_t(Tags::max_length) / uint64_t(n - 1);
+  }
+
+  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits);
+  with_tiles<T>(tiles, [&](auto plan) {
+    run_plan<decltype(plan)>(job, opt, device, stream, tiles, sc, dist.dtype);
+  });
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {
     unsigned long long count = 0;
-    APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &st->negative_count, sizeof(count),
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &sc.st->negative_count, sizeof(count),
                                     cudaMemcpyDeviceToHost, stream));
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
     if (count > 0) {
       v.resize(size_t(count));
-      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), negative, size_t(count) * sizeof(int64_t),
+      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), sc.negative, size_t(count) * sizeof(int64_t),
                                       cudaMemcpyDeviceToHost, stream));
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::sort(v.begin(), v.end());
@@ -516,10 +616,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
                                          const Options& opt, int device, cudaStream_t stream) {
-  const Tiles tiles = choose_tiles(dist.n, dist.dtype, pred.data != nullptr);
   std::vector<int64_t> negative;
-  dispatch(dist.dtype, tiles, [&](auto plan) {
-    negative = solve_on_stream<decltype(plan)>(dist, pred, opt, device, stream, tiles);
+  with_dtype(dist.dtype, [&](auto zero) {
+    negative = solve_on_stream<decltype(zero)>(dist, pred, opt, device, stream);
   });
   return negative;
 }
@@ -651,8 +750,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
     APSP_CUDA_CHECK(cudaMemcpyAsync(cols, graph.cols, size_t(nnz) * 8, cudaMemcpyHostToDevice, stream.s));
     APSP_CUDA_CHECK(cudaMemcpyAsync(values, graph.values, size_t(nnz) * es, cudaMemcpyHostToDevice,
                                     stream.s));
-    dispatch(dist.dtype, Tiles::k64w, [&](auto plan) {  // only the dtype matters here
-      using T = typename decltype(plan)::type;
+    with_dtype(dist.dtype, [&](auto zero) {
+      using T = decltype(zero);
       const dim3 grid(unsigned((n + 255) / 256), unsigned(std::min<int64_t>(n, 8192)));
       fill_kernel<T><<<grid, 256, 0, stream.s>>>(static_cast<T*>(dbuf.ptr), n, dev_ld,
                                                  Semiring<T>::inf());

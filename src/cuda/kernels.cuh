@@ -14,6 +14,7 @@
 
 #include "core/contract.hpp"
 #include "core/semiring.hpp"
+#include "cuda/tagged.cuh"
 
 namespace apsp::cuda_detail {
 
@@ -24,6 +25,7 @@ struct DeviceStats {
   unsigned long long max_abs_float;  // bits of a non-negative double (orders like the value)
   unsigned long long max_abs_int;
   unsigned long long negative_count;  // vertices with a negative diagonal after the solve
+  unsigned long long nonpositive;     // integers: 1 if an off-diagonal weight <= 0 or a diagonal < 0
 };
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
@@ -45,7 +47,7 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
 template <class T>
 __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, DeviceStats* st) {
   using S = Semiring<T>;
-  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0;
+  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0, nonpos = 0;
   for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
     const T* row = d + i * ld;
     for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
@@ -63,6 +65,7 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
           mabs = bits > mabs ? bits : mabs;
         }
       } else {
+        if (w < S::inf() && (i != j ? w <= 0 : w < 0)) nonpos = 1;
         if (w < S::inf() && (i != j || w < 0)) {
           const unsigned long long a =
               w < 0 ? 0ull - (unsigned long long)(int64_t(w)) : (unsigned long long)(w);
@@ -72,28 +75,33 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
     }
   }
   // Block reduction first, then one atomic per statistic per block (the grid is kept small).
-  __shared__ unsigned long long red[3][32];
+  __shared__ unsigned long long red[4][32];
   nan_i = warp_min_u64(nan_i);
   ninf_i = warp_min_u64(ninf_i);
   mabs = warp_max_u64(mabs);
+  nonpos = warp_max_u64(nonpos);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   if (lane == 0) {
     red[0][warp] = nan_i;
     red[1][warp] = ninf_i;
     red[2][warp] = mabs;
+    red[3][warp] = nonpos;
   }
   __syncthreads();
   if (warp == 0) {
     nan_i = lane < warps ? red[0][lane] : ~0ull;
     ninf_i = lane < warps ? red[1][lane] : ~0ull;
     mabs = lane < warps ? red[2][lane] : 0ull;
+    nonpos = lane < warps ? red[3][lane] : 0ull;
     nan_i = warp_min_u64(nan_i);
     ninf_i = warp_min_u64(ninf_i);
     mabs = warp_max_u64(mabs);
+    nonpos = warp_max_u64(nonpos);
     if (lane == 0) {
       if (nan_i != ~0ull) atomicMin(&st->first_nan, nan_i);
       if (ninf_i != ~0ull) atomicMin(&st->first_neg_inf, ninf_i);
       if (mabs) atomicMax(std::is_floating_point_v<T> ? &st->max_abs_float : &st->max_abs_int, mabs);
+      if (nonpos) atomicMax(&st->nonpositive, nonpos);
     }
   }
 }
@@ -418,9 +426,13 @@ struct Gemm {
 //             column or pivot is harmless: min-plus is idempotent), guarded stores.
 enum class Mode { Interior, Edge, Any };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Mode M>
-__device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
+// Tagged (int32 only, tagged.cuh): B carries the tags of its pivot rows; before a result is
+// stored, a non-zero tag t becomes p[i][j] = p[k0 + t - 1][j] and is taken off the value.
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Tagged, Mode M>
+__device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
+                                             int32_t* __restrict__ p, int64_t pld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
+  static_assert(!Tagged || std::is_same_v<T, int32_t>, "tags live in int32 values");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
@@ -513,7 +525,8 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
       const int klim = kw - chunk * BK;
       if (klim < BK) {  // ragged last chunk: B rows past kw become INF, so those k change nothing
         T* Bs = smem + (chunk % STAGES) * Cfg::STAGE_ELEMS + Cfg::A_ELEMS;
-        for (int e = klim * K + tid; e < BK * K; e += threads) Bs[e] = Semiring<T>::inf();
+        const T none = Tagged ? T(Tags::inf) : Semiring<T>::inf();  // Tagged: no tag bits
+        for (int e = klim * K + tid; e < BK * K; e += threads) Bs[e] = none;
         __syncthreads();
       }
     }
@@ -561,6 +574,15 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int64_t gj = tc.j0 + (tx + RX * g) * V;
+      if constexpr (Tagged) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int32_t t = c[a][g * V + v] & Tags::mask;
+          if (t && (M == Mode::Interior || gj + v < n))
+            p[gi * pld + gj + v] = p[(k0 + t - 1) * pld + gj + v];
+          c[a][g * V + v] -= t;
+        }
+      }
       if constexpr (M == Mode::Interior) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
       } else if (M == Mode::Edge && gj + V <= n) {
@@ -574,20 +596,24 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 }
 
-// `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu).
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
+// `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
+// predecessors when Tagged, else unused.
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Tagged>
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
-    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, TileSet ts, int64_t k0, int kw,
-                   bool aligned) {
+    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
+                   TileSet ts, int64_t k0, int kw, bool aligned) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(ts, K);
   if (!aligned)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Any>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Any>(d, n, ld, p, pld, k0, kw, tc,
+                                                                    smem);
   else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Interior>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Interior>(d, n, ld, p, pld, k0, kw,
+                                                                         tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Mode::Edge>(d, n, ld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Edge>(d, n, ld, p, pld, k0, kw, tc,
+                                                                     smem);
 }
 
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
