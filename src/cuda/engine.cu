@@ -70,6 +70,8 @@ struct Plan64 {
   static constexpr bool pred = false, small = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, false>;
+  using PP = PivotPanels<T, K, 4>;  // phases 1 and 2 in one launch (k64w)
+  static constexpr auto pivot_panels = pivot_panels_kernel<T, K, 4>;
 };
 template <class T>
 struct Plan<T, Tiles::k64w> : Plan64<T, 64> {};
@@ -230,6 +232,10 @@ void prepare_kernels(int device) {
     if (bit && (done.load(std::memory_order_acquire) & bit)) return;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(P::G::smem_bytes)));
+    if constexpr (!P::pred)
+      APSP_CUDA_CHECK(cudaFuncSetAttribute(P::pivot_panels,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(P::PP::smem_bytes)));
     done.fetch_or(bit, std::memory_order_acq_rel);
   }
 }
@@ -295,8 +301,9 @@ void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and
 }
 
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
-//   aux:  phase 3 (r) on row/column r+1; phase 1 (r+1); phase 2 (r+1)
-//   main: phase 3 (r) on every other tile (outside rows/columns r and r+1)
+//   aux:  phase 3 (r) on row/column r+1; phases 1 and 2 (r+1) in one launch (pivot_panels_kernel)
+//   main: store the closed pivot tile r (pivot_kernel); phase 3 (r) on every other tile (outside
+//         rows/columns r and r+1)
 // so the next round's pivot work (the critical path) overlaps the bulk of this round's phase 3.
 // k64d, super-round s over pivot blocks r0 = 2s and r1 = 2s+1 (the 128-wide blocked algorithm
 // with its phases 1 and 2 built from 64-wide steps, every one race-free):
@@ -375,12 +382,28 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, nullptr, 0, l.ts, k0, kw, aligned);
       APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
     };
-    auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
+    constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
+    // k64w: phases 1 and 2 in one launch on the critical stream, which never writes the pivot
+    // tile; the main stream stores it (pivot_kernel, the same closure) before the round's phase 3.
+    // k64d keeps them apart: its bands use the stored pivot tiles of the super-round at once.
+    constexpr bool fused = step == 1;
+    auto pivot = [&](cudaStream_t s, int64_t r) {
       P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, nullptr, 0, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-      gemm(s, panels(nb, r), r * K, kwidth(r));
     };
-    constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
+    auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
+      if constexpr (fused) {
+        using PP = typename P::PP;
+        const Launch l = panels(nb, r);
+        if (l.grid.x == 0) return;
+        P::pivot_panels<<<l.grid, PP::threads, PP::smem_bytes, s>>>(d, n, ld, l.ts, r * K,
+                                                                   kwidth(r));
+        APSP_CUDA_CHECK_LAUNCH("pivot_panels_kernel");
+      } else {
+        pivot(s, r);
+        gemm(s, panels(nb, r), r * K, kwidth(r));
+      }
+    };
     auto blocks_in = [&](int64_t r) { return int(std::min<int64_t>(step, nb - r)); };
     auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns r0 .. r0+step final
       finish_pivot_rows(
@@ -397,6 +420,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       const int64_t k0 = r0 * K;
       const int kw = int(std::min<int64_t>(step * K, n - k0));
       APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // panels of r0.. final
+      if constexpr (fused) pivot(stream, r0);  // nothing reads pivot tile r0 before phase 3 of r0
       if (r0 + step < nb) {
         const int bc = blocks_in(r0 + step);
         APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's previous part done

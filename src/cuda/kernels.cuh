@@ -616,6 +616,73 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
                                                                      smem);
 }
 
+// ---- phases 1 and 2 in one launch (k64w rounds) ---------------------------------------------------
+// Every block of a kPanels tile set closes the pivot tile itself (close_tile_fast, the same
+// deterministic steps on the same unmodified input in every block) and then updates its own panel
+// tile with it: a row panel tile is min(T, P* (x) T), a column panel tile min(T, T (x) P*), one
+// pass each since P* is closed. No block writes the pivot tile, so no block can read it half
+// written: the round loop stores it with pivot_kernel on the other stream, off the critical path
+// (engine.cu). Saves the pivot launch and its gap on the chain of every round. Shared memory:
+// the closed pivot and the tile as it was, rows padded by one 16-byte vector.
+template <class T, int K, int E>
+struct PivotPanels {
+  static constexpr int R = K / E, threads = R * R;
+  static constexpr int LD = K + 16 / int(sizeof(T));
+  static constexpr size_t smem_bytes = size_t(2) * K * LD * sizeof(T);
+};
+template <class T, int K, int E>
+__global__ void __launch_bounds__((K / E) * (K / E))
+    pivot_panels_kernel(T* __restrict__ d, int64_t n, int64_t ld, TileSet ts, int64_t k0, int kw) {
+  using Cfg = PivotPanels<T, K, E>;
+  constexpr int R = Cfg::R, LD = Cfg::LD;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* Ps = reinterpret_cast<T*>(smem_raw);  // the closed pivot tile
+  T* Ts = Ps + K * LD;                      // this block's tile before the update
+  const int tx = threadIdx.x % R, ty = threadIdx.x / R;
+  const TileCoords tc = tile_coords(ts, K);
+  const T inf = Semiring<T>::inf();
+  T c[E][E], t[E][E];
+#pragma unroll
+  for (int a = 0; a < E; ++a)
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int i = E * ty + a, j = E * tx + b;
+      const int64_t gi = tc.i0 + i, gj = tc.j0 + j;
+      c[a][b] = i < kw && j < kw ? d[(k0 + i) * ld + k0 + j] : inf;
+      t[a][b] = gi < n && gj < n ? d[gi * ld + gj] : inf;  // in flight during the closure
+    }
+  close_tile_fast<T, K, E>(c, kw);
+#pragma unroll
+  for (int a = 0; a < E; ++a)
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      Ps[(E * ty + a) * LD + E * tx + b] = c[a][b];
+      Ts[(E * ty + a) * LD + E * tx + b] = t[a][b];
+    }
+  __syncthreads();
+  const bool row_panel = tc.i0 == k0;  // else a column panel tile (tc.j0 == k0)
+  const T* A = row_panel ? Ps : Ts;
+  const T* B = row_panel ? Ts : Ps;
+  for (int k = 0; k < kw; ++k) {
+    T av[E], bv[E];
+#pragma unroll
+    for (int a = 0; a < E; ++a) av[a] = A[(E * ty + a) * LD + k];
+#pragma unroll
+    for (int b = 0; b < E; ++b) bv[b] = B[k * LD + E * tx + b];
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+#pragma unroll
+      for (int b = 0; b < E; ++b) t[a][b] = Semiring<T>::relax(t[a][b], av[a], bv[b]);
+  }
+#pragma unroll
+  for (int a = 0; a < E; ++a)
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int64_t gi = tc.i0 + E * ty + a, gj = tc.j0 + E * tx + b;
+      if (gi < n && gj < n) d[gi * ld + gj] = t[a][b];
+    }
+}
+
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
 // Tile K x K (K = 32), 32 x 8 threads, K/8 elements each; A, B and B's predecessors go to shared
 // memory whole before anything is written (phase-2 aliasing). The predecessor of a path through
