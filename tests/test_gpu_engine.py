@@ -210,6 +210,23 @@ def test_positive_int32_predecessors_device_views(torch, n, pad, rng):
     assert_tight_predecessors(g, dist, pred)
 
 
+# The tagged plan after the rules: predecessors describe the symmetrised or unit-weight graph.
+@pytest.mark.parametrize("rules", ["undirected", "unweighted"])
+def test_positive_int32_predecessors_with_rules(rules, rng):
+    n = 300
+    g = random_graph(n, np.int32, rng, negative=False)
+    inf = INF[np.dtype(np.int32)]
+    if rules == "undirected":
+        kw, effective = {"directed": False}, np.minimum(g, g.T)
+    else:
+        g[rng.random((n, n)) < 0.02] = 0  # raw zeros and negatives are edges of weight 1 here
+        g[rng.random((n, n)) < 0.02] = -3
+        kw, effective = {"unweighted": True}, np.where(g == inf, inf, 1).astype(np.int32)
+    dist, pred = gpu_host_solve(g, pred=True, **kw)
+    assert_same(dist, cpu_solve(g, **kw))
+    assert_tight_predecessors(effective, dist, pred)
+
+
 # Graphs outside the tagged plan's range take the general plan and stay exact: zero-weight edges
 # (and zero-weight cycles), and weights whose (n - 1) * max w is beyond its 2^22 - 2 bound.
 @pytest.mark.parametrize("case", ["zero_weights", "long_paths"])
