@@ -1,8 +1,8 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
 with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
-1..99) puts int32 on the tagged plan (engine.cu); the same int32 solve on the general plan
-(APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) is timed too.
+1..99) puts int32 and int64 on the tagged plan (engine.cu); the same int32 solve on the general
+plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) is timed too.
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -29,7 +29,7 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = []
-    for dtype, plans in (("int32", (None, "pred32")), ("float32", (None,))):
+    for dtype, plans in (("int32", (None, "pred32")), ("float32", (None,)), ("int64", (None,))):
         orig = random_graph(args.n, dtype)
         base = time_device(orig, args.reps, checks=False)
         for plan in plans:

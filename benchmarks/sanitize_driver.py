@@ -1,5 +1,5 @@
 """Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel:
-each dtype, ragged sizes, a leading dimension > n, predecessors (int32 with positive weights too:
+each dtype, ragged sizes, a leading dimension > n, predecessors (integers with positive weights too:
 the tagged plan), undirected and unweighted rules, and a negative cycle, under the plan the engine picks (one launch for n <= 64) and again with the
 round loop forced (64-wide rounds and super-rounds). NumPy only (the host path), so the sanitizer sees nothing but apsp's own
 kernels. Exits non-zero if a result differs from the CPU engine.
@@ -52,11 +52,11 @@ def check_all() -> int:
                 if not same:
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {kw}")
                 checked += 1
-            if dtype == np.int32:  # positive weights: predecessors by the tagged plan from n > 128
+            if np.dtype(dtype).kind == "i":  # positive weights: the tagged plan from n > 128
                 pos = np.where(view == 0, 1, view)
                 a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
                 if not np.array_equal(a[0], b[0]):
-                    raise SystemExit(f"mismatch: int32 n={n} positive weights, predecessors")
+                    raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
                 checked += 1
         g = np.full((70, 70), inf, dtype=dtype)
         g[5, 6], g[6, 5] = -3, 1

@@ -184,16 +184,17 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
     np.testing.assert_array_equal(dist[i, k].astype(np.int64) + w, dist[i, j].astype(np.int64))
 
 
-# int32 with positive weights and short enough paths takes the tagged plan (phase 3 finds the
+# Integers with positive weights and short enough paths take the tagged plan (phase 3 finds the
 # winning pivot in the low bits of each sum, tagged.cuh); APSP_CUDA_TILES=pred32 forces the general
 # predecessor plan on the same graphs. Sizes: one super-round (no phase 3), several, ragged blocks
 # of every kind (n % 32, n % 64, n % 128), and n large enough for interior and edge tiles.
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [100, 129, 200, 257, 300, 700, 1000, 2100])
 @pytest.mark.parametrize("plan", ["auto", "pred32"])
-def test_positive_int32_predecessors(plan, n, rng, monkeypatch):
+def test_positive_integer_predecessors(plan, n, dtype, rng, monkeypatch):
     if plan != "auto":
         monkeypatch.setenv("APSP_CUDA_TILES", plan)
-    g = random_graph(n, np.int32, rng, negative=False)
+    g = random_graph(n, dtype, rng, negative=False)
     dist, pred = gpu_host_solve(g, pred=True)
     assert_same(dist, cpu_solve(g))
     assert_tight_predecessors(g, dist, pred)
@@ -201,10 +202,11 @@ def test_positive_int32_predecessors(plan, n, rng, monkeypatch):
 
 # The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the
 # 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [300, 2101])
 @pytest.mark.parametrize("pad", [13, 16])
-def test_positive_int32_predecessors_device_views(torch, n, pad, rng):
-    g = random_graph(n, np.int32, rng, negative=False)
+def test_positive_integer_predecessors_device_views(torch, n, pad, dtype, rng):
+    g = random_graph(n, dtype, rng, negative=False)
     dist, pred = gpu_device_solve(torch, g, pad=pad - n % 16 if pad == 16 else pad, pred=True)
     assert_same(dist, cpu_solve(g))
     assert_tight_predecessors(g, dist, pred)

@@ -85,17 +85,16 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
-// With predecessors where tagged.cuh applies (int32, positive weights, short enough paths):
+// With predecessors where tagged.cuh applies (integers, positive weights, short enough paths):
 // super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
-// phase 3 at k-depth 128 by the k64d GEMM with tags, at the speed of the solve without.
-template <>
-struct Plan<int32_t, Tiles::tagged> : Plan<int32_t, Tiles::pred32> {
-  using Deep = Plan64<int32_t, 128>;  // phase 3's shape: 64 x 64 tiles, k-depth 128
+// phase 3 at k-depth 128 by the k64d GEMM with tags, at about the speed of the solve without.
+template <class T>
+struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
+  using Deep = Plan64<T, 128>;  // phase 3's shape: 64 x 64 tiles, k-depth 128
   static constexpr bool tagged = true;
   static constexpr int depth = Deep::depth, TK = Deep::K;
-  using G = Deep::G;
-  static constexpr auto gemm =
-      minplus_kernel<int32_t, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, true>;
+  using G = typename Deep::G;
+  static constexpr auto gemm = minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, true>;
 };
 
 template <class T>
@@ -132,12 +131,12 @@ void with_tiles(Tiles t, F&& f) {
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
     case Tiles::small: return f(Plan<T, Tiles::small>{});
     case Tiles::tagged:
-      if constexpr (std::is_same_v<T, int32_t>) return f(Plan<T, Tiles::tagged>{});
+      if constexpr (std::is_integral_v<T>) return f(Plan<T, Tiles::tagged>{});
       break;
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) + "; supported: small, k64d, k64w, pred32" +
-                   (std::is_same_v<T, int32_t> ? ", tagged" : ""));
+                   (std::is_integral_v<T> ? ", tagged" : ""));
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -347,9 +346,10 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       using G = typename P::G;
       constexpr int m = P::depth / K;
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
-      const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % 4 == 0;
+      const bool aligned =
+          reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
       const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-      tags_pack_kernel<<<egrid, eblock, 0, stream>>>(d, n, ld);
+      tags_pack_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
       for (int64_t r0 = 0; r0 < nb; r0 += m) {
         const int mc = int(std::min<int64_t>(m, nb - r0));
@@ -359,17 +359,17 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         const Launch l = rest(tnb, k0 / P::TK, (kw + P::TK - 1) / P::TK);
         if (l.grid.x > 0) {
           const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
-          tags_rows_kernel<<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
+          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
           APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
           P::gemm<<<l.grid, G::threads, G::smem_bytes, stream>>>(d, n, ld, job.p, job.pld, l.ts, k0,
                                                                  kw, aligned);
           APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
-          tags_rows_kernel<<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
+          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
           APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
         }
         for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
       }
-      tags_unpack_kernel<<<egrid, eblock, 0, stream>>>(d, n, ld);
+      tags_unpack_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
     }
   } else {
@@ -576,8 +576,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     job.h = static_cast<uint32_t*>(sc.hops->ptr);
   }
 
-  // Statistics: for the input checks, and for the choice of the tagged plan (int32 predecessors).
-  const bool tagged_candidate = std::is_same_v<T, int32_t> && pred.data && n > 128;  // 128: its k-depth
+  // Statistics: for the input checks, and for the choice of the tagged plan (integer
+  // predecessors).
+  const bool tagged_candidate = std::is_integral_v<T> && pred.data && n > 128;  // 128: its k-depth
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) {
     const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
@@ -611,8 +612,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     }
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
-    tagged_fits = tagged_candidate && positive &&
-                  s.max_abs_int <= uint64_t(Tags::max_length) / uint64_t(n - 1);
+    if constexpr (std::is_integral_v<T>)
+      tagged_fits = tagged_candidate && positive &&
+                    s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
   }
 
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits);

@@ -426,13 +426,13 @@ struct Gemm {
 //             column or pivot is harmless: min-plus is idempotent), guarded stores.
 enum class Mode { Interior, Edge, Any };
 
-// Tagged (int32 only, tagged.cuh): B carries the tags of its pivot rows; before a result is
+// Tagged (integers only, tagged.cuh): B carries the tags of its pivot rows; before a result is
 // stored, a non-zero tag t becomes p[i][j] = p[k0 + t - 1][j] and is taken off the value.
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Tagged, Mode M>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                              int32_t* __restrict__ p, int64_t pld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
-  static_assert(!Tagged || std::is_same_v<T, int32_t>, "tags live in int32 values");
+  static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
@@ -525,7 +525,8 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
       const int klim = kw - chunk * BK;
       if (klim < BK) {  // ragged last chunk: B rows past kw become INF, so those k change nothing
         T* Bs = smem + (chunk % STAGES) * Cfg::STAGE_ELEMS + Cfg::A_ELEMS;
-        const T none = Tagged ? T(Tags::inf) : Semiring<T>::inf();  // Tagged: no tag bits
+        T none = Semiring<T>::inf();
+        if constexpr (Tagged) none = Tags<T>::inf;  // no tag bits
         for (int e = klim * K + tid; e < BK * K; e += threads) Bs[e] = none;
         __syncthreads();
       }
@@ -577,7 +578,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
       if constexpr (Tagged) {
 #pragma unroll
         for (int v = 0; v < V; ++v) {
-          const int32_t t = c[a][g * V + v] & Tags::mask;
+          const T t = c[a][g * V + v] & Tags<T>::mask;
           if (t && (M == Mode::Interior || gj + v < n))
             p[gi * pld + gj + v] = p[(k0 + t - 1) * pld + gj + v];
           c[a][g * V + v] -= t;

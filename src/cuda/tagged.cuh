@@ -7,25 +7,29 @@
 // predecessor kernels on untagged values.
 //
 // Used only where it is exact and its predecessor chains cannot loop (engine.cu, tagged_fits):
-// int32, every off-diagonal weight >= 1 (positive weights: a chain of tight edges strictly
-// shortens, whatever order the blocked algorithm relaxed them in), and (n - 1) * max w below
-// Tags::max_length, so every path length survives the shift and no sum overflows: stored values
-// never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31.
+// int32 or int64, every off-diagonal weight >= 1 (positive weights: a chain of tight edges
+// strictly shortens, whatever order the blocked algorithm relaxed them in), and (n - 1) * max w
+// at most Tags::max_length, so every path length survives the shift and no sum overflows: stored
+// values never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31 (2^63).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/contract.hpp"
 
 namespace apsp::cuda_detail {
 
+template <class T>
 struct Tags {
-  static constexpr int bits = 8;                       // tags 1..128: k-depth 128
-  static constexpr int32_t mask = (1 << bits) - 1;
-  static constexpr int32_t inf = (1 << 30) - (1 << bits);  // "no edge", shifted, tag-free
-  static constexpr int64_t max_length = (int64_t(inf) >> bits) - 1;  // longest exact path
+  static_assert(std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>, "integer dtypes only");
+  static constexpr T no_edge = std::is_same_v<T, int32_t> ? T(kInt32Inf) : T(kInt64Inf);
+  static constexpr int bits = 8;  // tags 1..128: k-depth 128
+  static constexpr T mask = (T(1) << bits) - 1;
+  static constexpr T inf = (no_edge + 1) - (T(1) << bits);  // "no edge", shifted, tag-free
+  static constexpr int64_t max_length = int64_t(inf >> bits) - 1;  // longest exact path
 };
 
 // Elementwise over the n x n matrix (grid: x over columns, y strided over rows).
@@ -38,29 +42,31 @@ __device__ __forceinline__ void each_element(int64_t n, F&& f) {
     f(i, j);
 }
 
-// After the rules: w -> w << bits, "no edge" (>= INF) -> Tags::inf.
-__global__ void tags_pack_kernel(int32_t* __restrict__ d, int64_t n, int64_t ld) {
+// After the rules: w -> w << bits (w >= 0 here), "no edge" (>= INF) -> Tags::inf.
+template <class T>
+__global__ void tags_pack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
   each_element(n, [&](int64_t i, int64_t j) {
-    const int32_t w = d[i * ld + j];
-    d[i * ld + j] = w >= kInt32Inf ? Tags::inf : int32_t(uint32_t(w) << Tags::bits);
+    const T w = d[i * ld + j];
+    d[i * ld + j] = w >= Tags<T>::no_edge ? Tags<T>::inf : T(w << Tags<T>::bits);
   });
 }
 
 // Before finalize: back to plain values (INF where no path).
-__global__ void tags_unpack_kernel(int32_t* __restrict__ d, int64_t n, int64_t ld) {
+template <class T>
+__global__ void tags_unpack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
   each_element(n, [&](int64_t i, int64_t j) {
-    const int32_t w = d[i * ld + j];
-    d[i * ld + j] = w >= Tags::inf ? kInt32Inf : (w >> Tags::bits);
+    const T w = d[i * ld + j];
+    d[i * ld + j] = w >= Tags<T>::inf ? Tags<T>::no_edge : T(w >> Tags<T>::bits);
   });
 }
 
 // Rows [k0, k0 + kw), every column: add the tag kk + 1 to row k0 + kk, or take it off again.
-__global__ void tags_rows_kernel(int32_t* __restrict__ d, int64_t n, int64_t ld, int64_t k0,
-                                 bool on) {
+template <class T>
+__global__ void tags_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0, bool on) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
-  int32_t* x = d + (k0 + blockIdx.y) * ld + j;
-  *x = on ? *x + int32_t(blockIdx.y + 1) : *x & ~Tags::mask;
+  T* x = d + (k0 + blockIdx.y) * ld + j;
+  *x = on ? *x + T(blockIdx.y + 1) : *x & ~Tags<T>::mask;
 }
 
 }  // namespace apsp::cuda_detail
