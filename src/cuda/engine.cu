@@ -321,6 +321,8 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   const int64_t nb = (n + K - 1) / K;
   auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
   constexpr int pivot_threads = 256;
+  // The min-plus kernel's 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
+  const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
   if constexpr (P::pred) {
     // One launch of the 32-wide predecessor kernel over a tile set with round r.
     auto update = [&](const Launch& l, int64_t r) {
@@ -346,10 +348,8 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       using G = typename P::G;
       constexpr int m = P::depth / K;
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
-      const bool aligned =
-          reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
-      const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-      tags_pack_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld);
+      const Elementwise ew = elementwise(n);
+      tags_pack_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
       for (int64_t r0 = 0; r0 < nb; r0 += m) {
         const int mc = int(std::min<int64_t>(m, nb - r0));
@@ -369,13 +369,11 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         }
         for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
       }
-      tags_unpack_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld);
+      tags_unpack_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
     }
   } else {
     using G = typename P::G;
-    constexpr int V = 16 / int(sizeof(T));
-    const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % V == 0;
     // One launch of the min-plus kernel over a tile set, k range [k0, k0 + kw).
     auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
       if (l.grid.x == 0 || l.grid.y == 0) return;
@@ -533,10 +531,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       opt.progress(opt.progress_ctx, 1, 1);
     }
-    return;
   } else {
-    const dim3 eblock(32, 8), egrid(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)));
-    rules_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
+    const Elementwise ew = elementwise(n);
+    rules_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
                                                    opt.unweighted);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
 
@@ -557,7 +554,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
 
-    finalize_kernel<T><<<egrid, eblock, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
+    finalize_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
   }
 }

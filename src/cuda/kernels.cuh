@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -142,14 +143,29 @@ __device__ __forceinline__ void rules_at(T* __restrict__ d, int64_t n, int64_t l
     }
   }
 }
-template <class T>
-__global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
-                             int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted) {
+// Elementwise kernels over the n x n matrix: x over columns, y strided over rows, launched with
+// `elementwise(n)`.
+struct Elementwise {
+  dim3 block, grid;
+};
+inline Elementwise elementwise(int64_t n) {
+  return {dim3(32, 8), dim3(unsigned((n + 31) / 32), unsigned(std::min<int64_t>((n + 7) / 8, 8192)))};
+}
+template <class F>
+__device__ __forceinline__ void each_element(int64_t n, F&& f) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
   for (int64_t i = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; i < n;
        i += int64_t(gridDim.y) * blockDim.y)
+    f(i, j);
+}
+
+template <class T>
+__global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
+                             int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted) {
+  each_element(n, [&](int64_t i, int64_t j) {
     rules_at(d, n, ld, p, pld, h, directed, unweighted, i, j);
+  });
 }
 
 // Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
@@ -175,11 +191,35 @@ __device__ __forceinline__ void finalize_at(T* __restrict__ d, int64_t ld, int32
 template <class T>
 __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
                                 int64_t pld, DeviceStats* st, int64_t* negative) {
+  each_element(n, [&](int64_t i, int64_t j) { finalize_at(d, ld, p, pld, st, negative, i, j); });
+}
+
+// ---- the tagged plan's value transforms (tagged.cuh) -------------------------------------------
+// After the rules: w -> w << bits (w >= 0 here), "no edge" (>= INF) -> Tags::inf.
+template <class T>
+__global__ void tags_pack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
+  each_element(n, [&](int64_t i, int64_t j) {
+    const T w = d[i * ld + j];
+    d[i * ld + j] = w >= Tags<T>::no_edge ? Tags<T>::inf : T(w << Tags<T>::bits);
+  });
+}
+
+// Before finalize: back to plain values (INF where no path).
+template <class T>
+__global__ void tags_unpack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
+  each_element(n, [&](int64_t i, int64_t j) {
+    const T w = d[i * ld + j];
+    d[i * ld + j] = w >= Tags<T>::inf ? Tags<T>::no_edge : T(w >> Tags<T>::bits);
+  });
+}
+
+// Rows [k0, k0 + kw), every column: add the tag kk + 1 to row k0 + kk, or take it off again.
+template <class T>
+__global__ void tags_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t k0, bool on) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
-  for (int64_t i = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; i < n;
-       i += int64_t(gridDim.y) * blockDim.y)
-    finalize_at(d, ld, p, pld, st, negative, i, j);
+  T* x = d + (k0 + blockIdx.y) * ld + j;
+  *x = on ? *x + T(blockIdx.y + 1) : *x & ~Tags<T>::mask;
 }
 
 // ---- phase 1: closure of the pivot tile --------------------------------------------------------
