@@ -1,8 +1,10 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
 with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
-1..99) puts int32 and int64 on the tagged plan (engine.cu); the same int32 solve on the general
-plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) is timed too.
+1..99) puts every dtype on the tagged plan (engine.cu; floats with integer weights run it on their
+integer twin); the same int32 solve on the general plan (APSP_CUDA_TILES=pred32, impl
+apsp-gpu-pred32) and float32 with fractional weights (1..100, which only the general plan takes:
+impl apsp-gpu-pred-fractional) are timed too.
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -29,8 +31,14 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = []
-    for dtype, plans in (("int32", (None, "pred32")), ("float32", (None,)), ("int64", (None,))):
+    cases = (("int32", "integer", (None, "pred32")), ("float32", "integer", (None,)),
+             ("float32", "fractional", (None,)), ("int64", "integer", (None,)),
+             ("float64", "integer", (None,)))
+    for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
+        if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
+            orig += torch.rand(orig.shape, generator=torch.Generator(device="cuda").manual_seed(2),
+                               device="cuda", dtype=orig.dtype)
         base = time_device(orig, args.reps, checks=False)
         for plan in plans:
             if plan:
@@ -40,14 +48,14 @@ def main() -> int:
             finally:
                 os.environ.pop("APSP_CUDA_TILES", None)
             ratio = with_pred / base
-            impl = "apsp-gpu-" + (plan or "pred")
+            impl = "apsp-gpu-" + (plan or "pred") + ("-fractional" if weights == "fractional" else "")
             note = (f"device time with predecessors{' on the general plan (' + plan + ')' if plan else ''}"
-                    f", checks off: {ratio:.2f}x the same solve without ({base * 1e3:.1f} ms in this "
-                    f"run; target <= 1.6x)")
+                    f", {weights} weights, checks off: {ratio:.2f}x the same solve without "
+                    f"({base * 1e3:.1f} ms in this run; target <= 1.6x)")
             results.append({"impl": impl, "dtype": dtype, "n": args.n, "seconds": with_pred,
                             "updates_per_s": float(args.n) ** 3 / with_pred,
                             "fraction_of_ceiling": None, "note": note, "ratio_to_without": ratio})
-            print(f"{dtype:8s} {impl:16s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
+            print(f"{dtype:8s} {impl:26s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
                   f"{with_pred * 1e3:9.1f} ms ({ratio:.2f}x)", flush=True)
         del orig
         torch.cuda.empty_cache()

@@ -1,12 +1,17 @@
 """Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel:
-each dtype, ragged sizes, a leading dimension > n, predecessors (integers with positive weights too:
-the tagged plan), undirected and unweighted rules, and a negative cycle, under the plan the engine picks (one launch for n <= 64) and again with the
-round loop forced (64-wide rounds and super-rounds). NumPy only (the host path), so the sanitizer sees nothing but apsp's own
-kernels. Exits non-zero if a result differs from the CPU engine.
-Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py"""
+each dtype, ragged sizes, a leading dimension > n, undirected and unweighted rules and a negative
+cycle, under the plan the engine picks (one launch for n <= 64) and again with each round loop
+named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors
+(the general plan, and the tagged plan for positive integer weights, floats included) under the
+engine's own choice only, since forcing a round loop does not change theirs. NumPy only (the host
+path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
+from the CPU engine.
+Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
+       [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -25,15 +30,19 @@ def solve(g, engine, pred=False, directed=True, unweighted=False):
 
 
 def main() -> None:
-    checked = check_all()
-    for plan in ("k64w", "k64d"):
-        os.environ["APSP_CUDA_TILES"] = plan
-        checked += check_all()
-    del os.environ["APSP_CUDA_TILES"]
+    checked = 0
+    for plan in sys.argv[1:] or ["auto", "k64w", "k64d", "k64o"]:
+        if plan == "auto":
+            os.environ.pop("APSP_CUDA_TILES", None)
+        else:
+            os.environ["APSP_CUDA_TILES"] = plan
+        checked += check_all(predecessors=plan == "auto")
+        print(f"sanitize driver: plan {plan} done", flush=True)
+    os.environ.pop("APSP_CUDA_TILES", None)
     print(f"sanitize driver: {checked} solves match the CPU engine")
 
 
-def check_all() -> int:
+def check_all(predecessors: bool) -> int:
     rng = np.random.default_rng(3)
     checked = 0
     for dtype in (np.float32, np.float64, np.int32, np.int64):
@@ -46,18 +55,22 @@ def check_all() -> int:
             big[:, :n] = g
             view = big[:, :n]
             for kw in ({}, {"pred": True}, {"directed": False}, {"unweighted": True}):
+                if "pred" in kw and not predecessors:
+                    continue
                 a = solve(view, "cuda", **kw)
                 b = solve(g, "cpu", **kw)
                 same = np.allclose(a[0], b[0]) if np.dtype(dtype).kind == "f" else np.array_equal(a[0], b[0])
                 if not same:
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {kw}")
                 checked += 1
-            if np.dtype(dtype).kind == "i":  # positive weights: the tagged plan from n > 128
-                pos = np.where(view == 0, 1, view)
-                a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
-                if not np.array_equal(a[0], b[0]):
-                    raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
-                checked += 1
+            if not predecessors:
+                continue
+            # positive integer weights: the tagged plan from n > 128 (floats on their integer twin)
+            pos = np.where(view == 0, 1, view)
+            a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
+            if not np.array_equal(a[0], b[0]):
+                raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
+            checked += 1
         g = np.full((70, 70), inf, dtype=dtype)
         g[5, 6], g[6, 5] = -3, 1
         if solve(g, "cuda")[0] != "negative cycle":

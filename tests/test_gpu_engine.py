@@ -104,12 +104,12 @@ def test_matches_cpu_engine(n, dtype, rng):
 
 
 # The engine picks a plan by n (one launch up to n = 64, then 64-wide rounds, then super-rounds of
-# two pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
+# 4 and 8 pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
 # each one runs on the sizes where it would not be picked too: odd and even block counts, n a
 # multiple of 16 bytes or not, ragged last blocks.
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 64, 130, 250, 700, 1000, 2100])
-@pytest.mark.parametrize("plan", ["k64d", "k64w"])
+@pytest.mark.parametrize("plan", ["k64o", "k64q", "k64d", "k64w"])
 def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
     g = random_graph(n, dtype, rng)
     want = cpu_solve(g)
@@ -130,7 +130,7 @@ def test_device_views_with_leading_dimension(torch, n, dtype, rng):
 # partly filled vectors at the last columns and the last pivot block (kernels.cuh, Mode::Edge).
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [5, 65, 301, 2101])
-@pytest.mark.parametrize("plan", ["k64d", "k64w"])
+@pytest.mark.parametrize("plan", ["k64o", "k64q", "k64d", "k64w"])
 def test_device_views_aligned_ld_ragged_n(torch, plan, n, dtype, rng, monkeypatch):
     g = random_graph(n, dtype, rng)
     monkeypatch.setenv("APSP_CUDA_TILES", plan)
@@ -174,14 +174,29 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
     edges strictly shortens, so it reaches i: the paths have the lengths dist reports."""
     n = g.shape[0]
     inf = no_edge(g.dtype)
+    exact = np.float64 if g.dtype.kind == "f" else np.int64  # integer weights: exact in both
     none = (dist == inf) | np.eye(n, dtype=bool)
     assert (pred[none] == -9999).all()
     i, j = np.nonzero(~none)
     k = pred[i, j].astype(np.int64)
     assert ((k >= 0) & (k < n) & (k != j)).all()
-    w = g[k, j].astype(np.int64)
-    assert (w != inf).all()
-    np.testing.assert_array_equal(dist[i, k].astype(np.int64) + w, dist[i, j].astype(np.int64))
+    assert (g[k, j] != inf).all()
+    w = g[k, j].astype(exact)
+    np.testing.assert_array_equal(dist[i, k].astype(exact) + w, dist[i, j].astype(exact))
+
+
+def plan_of(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the plan the engine printed)."""
+    import os
+    os.environ["APSP_CUDA_TRACE"] = "1"
+    try:
+        capfd.readouterr()
+        out = solve()
+    finally:
+        del os.environ["APSP_CUDA_TRACE"]
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("apsp cuda: plan ")]
+    assert len(lines) == 1, lines
+    return out, lines[0].split()[3].rstrip(",")
 
 
 # Integers with positive weights and short enough paths take the tagged plan (phase 3 finds the
@@ -200,9 +215,58 @@ def test_positive_integer_predecessors(plan, n, dtype, rng, monkeypatch):
     assert_tight_predecessors(g, dist, pred)
 
 
+# Floats whose weights are all integers take the integer tagged plan on the same buffer (converted
+# in place and back, engine.cu): exact, so dist equals the CPU engine's bit for bit.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [129, 300, 1000, 2101])
+def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
+    g = random_graph(n, dtype, rng, negative=False)
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert plan == "tagged"
+    want = cpu_solve(g)
+    assert dist.dtype == want.dtype
+    np.testing.assert_array_equal(dist, want)
+    assert_tight_predecessors(g, dist, pred)
+
+
+# Float graphs the tagged plan cannot take exactly keep the general plan: a fractional weight, a
+# zero weight, a negative one, and path lengths past the float32 bound (2^22 - 2). Unit weights
+# from `unweighted` take it whatever the raw weights are.
+@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "unweighted"])
+def test_float_predecessor_plan_choice(case, rng, capfd):
+    n = 300
+    g = random_graph(n, np.float32, rng, negative=False)
+    kw = {}
+    if case == "fractional":
+        g[5, 7] = 2.5
+    elif case == "zero":
+        g[5, 7] = 0.0
+    elif case == "negative":
+        g[5, 7] = -1.0
+    elif case == "long_paths":
+        g[5, 7] = np.ceil(2.0 ** 22 / (n - 1))  # an integer, but (n - 1) * max w > 2^22 - 2
+    else:
+        g[np.isfinite(g)] += 0.25
+        kw = {"unweighted": True}
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True, **kw))
+    assert plan == ("tagged" if case == "unweighted" else "pred32")
+    assert_same(dist, cpu_solve(g, **kw))
+    effective = np.where(np.isfinite(g), 1, np.inf).astype(np.float32) if kw else g
+    if case in ("unweighted", "long_paths"):
+        assert_tight_predecessors(effective, dist, pred)
+    else:  # fractional and signed weights: lengths along the paths, up to float rounding
+        for i in range(0, n, 41):
+            for j in range(n):
+                if i != j and np.isfinite(dist[i, j]):
+                    path = apsp.path(pred, i, j)
+                    assert path[0] == i and path[-1] == j
+                    length = sum(float(g[a, b]) for a, b in zip(path, path[1:]))
+                    assert length == pytest.approx(float(dist[i, j]), rel=1e-5)
+
+
 # The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the
 # 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
-@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [300, 2101])
 @pytest.mark.parametrize("pad", [13, 16])
 def test_positive_integer_predecessors_device_views(torch, n, pad, dtype, rng):
@@ -367,13 +431,32 @@ def test_too_large_for_the_gpu_is_memory_error(tmp_path):
     assert_same(gpu_host_solve(g), np.zeros((10, 10), np.float32))
 
 
-def test_progress_reports_rounds(rng):
-    g = random_graph(1500, np.float32, rng)
+# Rounds are reported as the GPU finishes them (engine.cu, Progress: events a few reports behind
+# the queue's head), in order, ending at the total; 64-wide rounds and super-rounds of 4 blocks.
+@pytest.mark.parametrize("n", [1500, 4500])
+def test_progress_reports_rounds(n, rng):
+    g = random_graph(n, np.float32, rng)
     seen: list[tuple[int, int]] = []
     got = gpu_host_solve(g, progress=lambda done, total: seen.append((done, total)))
     assert_same(got, cpu_solve(g))
-    assert seen and seen[-1][0] == seen[-1][1]
-    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen and seen[-1][0] == seen[-1][1] == (n + 63) // 64
+    assert len(seen) >= 20
+    assert [d for d, _ in seen] == sorted(set(d for d, _ in seen))
+
+
+# A progress callback that raises stops the solve with its exception; the rounds already queued
+# finish on the GPU and the next call works.
+def test_progress_callback_error_propagates(rng):
+    g = random_graph(4500, np.int32, rng, negative=False)
+
+    def stop(done, total):
+        if done > total // 2:
+            raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        gpu_host_solve(g, progress=stop)
+    small = random_graph(300, np.int32, rng)
+    assert_same(gpu_host_solve(small), cpu_solve(small))
 
 
 def test_public_api_routes_numpy_to_cuda(rng):

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <exception>
 #include <cstring>
+#include <deque>
+#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -35,10 +37,12 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64d, k64w, pred32, tagged, small };
+enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, small };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
+    case Tiles::k64o: return "k64o";
+    case Tiles::k64q: return "k64q";
     case Tiles::k64d: return "k64d";
     case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
@@ -51,10 +55,10 @@ const char* tiles_name(Tiles t) {
 template <class T, Tiles>
 struct Plan;
 
-// 64 x 64 tiles, 8 x 4 per thread (8-byte types 8 x 2). k64w: rounds of one
-// 64-wide pivot block. k64d: super-rounds of two pivot blocks, so that phase 3 runs k-depth 128
-// and every tile's fixed cost (index math, C load and store, the pipeline's fill) is paid half
-// as often.
+// 64 x 64 tiles, 8 x 4 per thread (8-byte types 8 x 2). k64w: rounds of one 64-wide pivot
+// block. k64d, k64q, k64o: super-rounds of 2, 4 and 8 pivot blocks, so that phase 3 runs k-depth
+// 128, 256 and 512 and every tile's fixed cost (C load and store, the pipeline's fill and drain,
+// the tile's index math) is paid once per super-round.
 template <class T, int Depth>
 struct Plan64 {
   using type = T;
@@ -78,12 +82,21 @@ struct Plan<T, Tiles::k64w> : Plan64<T, 64> {};
 template <class T>
 struct Plan<T, Tiles::k64d> : Plan64<T, 128> {};
 template <class T>
+struct Plan<T, Tiles::k64q> : Plan64<T, 256> {};
+template <class T>
+struct Plan<T, Tiles::k64o> : Plan64<T, 512> {};
+template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
   static constexpr bool pred = true, small = false, tagged = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
+};
+// Floats with integer weights take the tagged plan of the integer type of the same size.
+template <class F>
+struct IntegerTwin {
+  using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
 };
 // With predecessors where tagged.cuh applies (integers, positive weights, short enough paths):
 // super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
@@ -104,39 +117,50 @@ struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
-// 128 x 128 tiles and 4 x 4 per thread for every dtype and n. From
-// kDeepMinN on, super-rounds (k64d) beat single rounds (k64w); below it the longer chain of pivot
-// work per super-round is not hidden. n <= 64 is one launch (small). With predecessors: the tagged
-// plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=k64d|k64w forces the
-// plan of solves without predecessors, =pred32 that of solves with them (benchmarks and tests).
-constexpr int64_t kDeepMinN = 4096;
+// 128 x 128 tiles and 4 x 4 per thread for every dtype and n. Deeper super-rounds pay each tile's
+// fixed cost less often but lengthen the chain of pivot work that phase 3 must hide: single rounds
+// (k64w) below kDeepMinN, k-depth 256 (k64q) from there, 512 (k64o) from kOctoMinN (int32: 88.1%
+// of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
+// 4096 and 8-byte types: no difference). n <= 64 is one launch (small). With predecessors: the
+// tagged plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=k64o|k64q|k64d|
+// k64w forces the plan of solves without predecessors, =pred32 that of solves with them
+// (benchmarks and tests).
+constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits) {
+  static const std::pair<const char*, Tiles> forceable[] = {
+      {"k64o", Tiles::k64o}, {"k64q", Tiles::k64q}, {"k64d", Tiles::k64d},
+      {"k64w", Tiles::k64w}, {"pred32", Tiles::pred32}};
   const char* force = std::getenv("APSP_CUDA_TILES");
   const std::string forced = force ? force : "";
-  if (force && forced != "k64d" && forced != "k64w" && forced != "pred32")
-    throw ValueError("APSP_CUDA_TILES=" + forced + " is not a plan; supported: k64d, k64w, pred32");
+  if (force && std::none_of(std::begin(forceable), std::end(forceable),
+                            [&](const auto& f) { return forced == f.first; }))
+    throw ValueError("APSP_CUDA_TILES=" + forced +
+                     " is not a plan; supported: k64o, k64q, k64d, k64w, pred32");
   if (pred) return tagged_fits && forced != "pred32" ? Tiles::tagged : Tiles::pred32;
-  if (forced == "k64d") return Tiles::k64d;
-  if (forced == "k64w") return Tiles::k64w;
+  for (const auto& f : forceable)
+    if (forced == f.first && f.second != Tiles::pred32) return f.second;
   if (n <= Small::K) return Tiles::small;
-  return n >= kDeepMinN ? Tiles::k64d : Tiles::k64w;
+  return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
-// The one run-time -> compile-time dispatch of the CUDA engine.
+// The one run-time -> compile-time dispatch of the CUDA engine. Floats take the tagged plan of
+// their integer twin (only when every weight is an integer: solve_on_stream).
 template <class T, class F>
 void with_tiles(Tiles t, F&& f) {
   switch (t) {
+    case Tiles::k64o: return f(Plan<T, Tiles::k64o>{});
+    case Tiles::k64q: return f(Plan<T, Tiles::k64q>{});
     case Tiles::k64d: return f(Plan<T, Tiles::k64d>{});
     case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
     case Tiles::small: return f(Plan<T, Tiles::small>{});
     case Tiles::tagged:
       if constexpr (std::is_integral_v<T>) return f(Plan<T, Tiles::tagged>{});
-      break;
+      else return f(Plan<typename IntegerTwin<T>::type, Tiles::tagged>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
-                   dtype_name(Semiring<T>::dtype) + "; supported: small, k64d, k64w, pred32" +
-                   (std::is_integral_v<T> ? ", tagged" : ""));
+                   dtype_name(Semiring<T>::dtype) +
+                   "; supported: small, k64o, k64q, k64d, k64w, pred32, tagged");
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -304,8 +328,9 @@ void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and
 //   main: store the closed pivot tile r (pivot_kernel); phase 3 (r) on every other tile (outside
 //         rows/columns r and r+1)
 // so the next round's pivot work (the critical path) overlaps the bulk of this round's phase 3.
-// k64d, super-round s over pivot blocks r0 = 2s and r1 = 2s+1 (the 128-wide blocked algorithm
-// with its phases 1 and 2 built from 64-wide steps, every one race-free):
+// k64d (k64q, k64o alike with 4 and 8 blocks), super-round s over pivot blocks r0 = 2s and
+// r1 = 2s+1 (the 128-wide blocked algorithm with its phases 1 and 2 built from 64-wide steps,
+// every one race-free: finish_pivot_rows):
 //   aux:  super-panels: pivot r0; panels r0; band r1 outside r0 with round r0; pivot r1;
 //         panels r1; band r0 outside r1 with round r1 (rows/columns r0 and r1 now hold both rounds)
 //   then, look-ahead: phase 3 (k-depth 128) on rows/columns r2, r3 outside r0, r1; super-panels
@@ -383,7 +408,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
     // k64w: phases 1 and 2 in one launch on the critical stream, which never writes the pivot
     // tile; the main stream stores it (pivot_kernel, the same closure) before the round's phase 3.
-    // k64d keeps them apart: its bands use the stored pivot tiles of the super-round at once.
+    // Super-rounds keep them apart: their bands use the stored pivot tiles at once.
     constexpr bool fused = step == 1;
     auto pivot = [&](cudaStream_t s, int64_t r) {
       P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, nullptr, 0, r * K, kwidth(r));
@@ -434,6 +459,46 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     }
   }
 }
+
+// progress=True without draining the GPU's queue: after every `every`-th round (about 32 reports
+// a solve) an event is recorded, and a round is reported once its event has completed. The host
+// waits only on the event kLag reports behind the newest, so the GPU keeps that much work queued
+// (a full sync per report cost 3% at n = 10000 with super-rounds: each drained the look-ahead).
+class Progress {
+ public:
+  Progress(const Options& opt, cudaStream_t stream, int64_t nb)
+      : opt_(opt), stream_(stream), nb_(nb), every_(std::max<int64_t>(1, (nb + 31) / 32)) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() {
+    for (const auto& p : pending_) (void)cudaEventDestroy(p.first);
+  }
+  void enqueued(int64_t r) {  // round r is on the stream
+    if ((r + 1) % every_ != 0 && r + 1 != nb_) return;
+    cudaEvent_t e = nullptr;
+    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    pending_.emplace_back(e, r + 1);
+    APSP_CUDA_CHECK(cudaEventRecord(e, stream_));
+    while (pending_.size() > kLag) report_oldest();
+  }
+  void finish() {
+    while (!pending_.empty()) report_oldest();
+  }
+
+ private:
+  static constexpr size_t kLag = 3;
+  void report_oldest() {
+    const auto [e, done] = pending_.front();
+    APSP_CUDA_CHECK(cudaEventSynchronize(e));
+    (void)cudaEventDestroy(e);
+    pending_.pop_front();
+    opt_.progress(opt_.progress_ctx, done, nb_);
+  }
+  const Options& opt_;
+  cudaStream_t stream_;
+  int64_t nb_, every_;
+  std::deque<std::pair<cudaEvent_t, int64_t>> pending_;
+};
 
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 constexpr int64_t kGraphMaxN = 4096;  // above this, launch gaps are a small share of a round
@@ -515,17 +580,22 @@ struct SolveScratch {
   int64_t* negative = nullptr;
 };
 
-// The rounds of one plan, between the statistics and the negative-cycle readout.
-template <class P>
+// The rounds of one plan, between the statistics and the negative-cycle readout. V is the
+// matrix's dtype: the plan's own, or a float dtype whose integer weights run the integer tagged
+// plan on the same buffer (converted in place after the rules and back before finalize).
+template <class P, class V = typename P::type>
 void run_plan(const Job& job, const Options& opt, int device, cudaStream_t stream, Tiles tiles,
               const SolveScratch& sc, DType dtype) {
   using T = typename P::type;
+  constexpr bool converted = !std::is_same_v<T, V>;
+  static_assert(!converted || std::is_same_v<P, Plan<T, Tiles::tagged>>,
+                "only the tagged plan runs on converted values");
   const int64_t n = job.n, ld = job.ld;
-  T* d = static_cast<T*>(job.d);
   prepare_kernels<P>(device);
   if constexpr (P::small) {  // one launch; a one-round solve reports its round at the end
-    small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(d, int(n), ld, opt.directed,
-                                                           opt.unweighted, sc.st, sc.negative);
+    small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(static_cast<T*>(job.d), int(n), ld,
+                                                           opt.directed, opt.unweighted, sc.st,
+                                                           sc.negative);
     APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
     if (opt.progress) {
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -533,19 +603,20 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     }
   } else {
     const Elementwise ew = elementwise(n);
-    rules_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
+    V* d = static_cast<V*>(job.d);
+    rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
                                                    opt.unweighted);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
+    if constexpr (converted) {
+      floats_to_integers_kernel<V, T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("floats_to_integers_kernel");
+    }
 
     const int64_t nb = (n + P::K - 1) / P::K;
     if (opt.progress) {
-      // Sync every `every` rounds only: each wait drains the pipeline once (< 2% in all).
-      const int64_t every = std::max<int64_t>(1, (nb + 31) / 32);
-      enqueue_rounds<P>(job, stream, [&](int64_t r) {
-        if ((r + 1) % every != 0 && r + 1 != nb) return;
-        APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-        opt.progress(opt.progress_ctx, r + 1, nb);
-      });
+      Progress progress(opt, stream, nb);
+      enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
+      progress.finish();
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
       const GraphKey key{device, job.d, n, ld, job.p, job.pld, int(dtype), int(tiles)};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
@@ -554,7 +625,11 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
 
-    finalize_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
+    if constexpr (converted) {
+      integers_to_floats_kernel<T, V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("integers_to_floats_kernel");
+    }
+    finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
   }
 }
@@ -573,9 +648,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     job.h = static_cast<uint32_t*>(sc.hops->ptr);
   }
 
-  // Statistics: for the input checks, and for the choice of the tagged plan (integer
-  // predecessors).
-  const bool tagged_candidate = std::is_integral_v<T> && pred.data && n > 128;  // 128: its k-depth
+  // Statistics: for the input checks, and for the choice of the tagged plan (predecessors; for
+  // floats, where every weight is an integer).
+  const bool tagged_candidate = pred.data && n > 128;  // 128: its k-depth
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) {
     const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
@@ -584,7 +659,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     if (opt.check_negative_cycles)
       sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) + sizeof(DeviceStats));
     APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, 2 * sizeof(unsigned long long), stream));
-    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, 4 * sizeof(unsigned long long), stream));
+    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, 5 * sizeof(unsigned long long), stream));
   }
   bool tagged_fits = false;
   if (scan) {
@@ -602,21 +677,34 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::memcpy(&f, &h.max_abs_float, sizeof(f));
     s.max_abs_float = f;
     s.max_abs_int = h.max_abs_int;
-    bool positive = h.nonpositive == 0;
-    if (opt.unweighted && !std::is_floating_point_v<T>) {
+    bool positive = h.nonpositive == 0, integral = h.nonintegral == 0;
+    if (opt.unweighted) {  // every edge weighs 1 after the rules
       s.max_abs_int = n > 1 ? 1 : 0;
-      positive = true;
+      s.max_abs_float = n > 1 ? 1.0 : 0.0;
+      positive = integral = true;
     }
     if (opt.check_input) check_input_stats(dist, s);
-    // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
-    if constexpr (std::is_integral_v<T>)
-      tagged_fits = tagged_candidate && positive &&
-                    s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+    // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range;
+    // for floats also integer weights, no NaN or -inf, and path lengths exact in F.
+    if (tagged_candidate) {
+      if constexpr (std::is_integral_v<T>) {
+        tagged_fits = positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+      } else {
+        using I = typename IntegerTwin<T>::type;
+        const double longest = double(std::min<int64_t>(Tags<I>::max_length,
+                                                        int64_t(1) << std::numeric_limits<T>::digits));
+        tagged_fits = positive && integral && s.first_nan < 0 && s.first_neg_inf < 0 &&
+                      s.max_abs_float * double(n - 1) <= longest;
+      }
+    }
   }
 
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits);
+  if (std::getenv("APSP_CUDA_TRACE"))  // diagnostics, and how the tests see which plan ran
+    std::fprintf(stderr, "apsp cuda: plan %s, %s, n = %lld\n", tiles_name(tiles),
+                 dtype_name(dist.dtype), static_cast<long long>(n));
   with_tiles<T>(tiles, [&](auto plan) {
-    run_plan<decltype(plan)>(job, opt, device, stream, tiles, sc, dist.dtype);
+    run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc, dist.dtype);
   });
 
   std::vector<int64_t> v;
@@ -646,7 +734,8 @@ std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& p
   return negative;
 }
 
-// APSP_CUDA_TRACE=1 prints the host path's stage times to stderr (diagnostics only).
+// APSP_CUDA_TRACE=1 prints the host path's stage times to stderr (diagnostics only; every solve
+// also prints its plan: solve_on_stream).
 struct Trace {
   bool on = std::getenv("APSP_CUDA_TRACE") != nullptr;
   std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();

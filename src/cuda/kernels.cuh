@@ -26,7 +26,8 @@ struct DeviceStats {
   unsigned long long max_abs_float;  // bits of a non-negative double (orders like the value)
   unsigned long long max_abs_int;
   unsigned long long negative_count;  // vertices with a negative diagonal after the solve
-  unsigned long long nonpositive;     // integers: 1 if an off-diagonal weight <= 0 or a diagonal < 0
+  unsigned long long nonpositive;     // 1 if an off-diagonal weight <= 0 or a diagonal < 0
+  unsigned long long nonintegral;     // floats: 1 if a finite off-diagonal weight is not an integer
 };
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
@@ -48,7 +49,7 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
 template <class T>
 __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, DeviceStats* st) {
   using S = Semiring<T>;
-  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0, nonpos = 0;
+  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0, nonpos = 0, nonint = 0;
   for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
     const T* row = d + i * ld;
     for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
@@ -61,6 +62,8 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
         } else if (w == -S::inf()) {
           ninf_i = flat < ninf_i ? flat : ninf_i;
         } else if (w != S::inf() && (i != j || w < 0)) {
+          if (i != j ? w <= 0 : w < 0) nonpos = 1;
+          if (i != j && w != floor(w)) nonint = 1;
           const double a = fabs(double(w));
           const unsigned long long bits = (unsigned long long)__double_as_longlong(a);
           mabs = bits > mabs ? bits : mabs;
@@ -76,17 +79,19 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
     }
   }
   // Block reduction first, then one atomic per statistic per block (the grid is kept small).
-  __shared__ unsigned long long red[4][32];
+  __shared__ unsigned long long red[5][32];
   nan_i = warp_min_u64(nan_i);
   ninf_i = warp_min_u64(ninf_i);
   mabs = warp_max_u64(mabs);
   nonpos = warp_max_u64(nonpos);
+  nonint = warp_max_u64(nonint);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   if (lane == 0) {
     red[0][warp] = nan_i;
     red[1][warp] = ninf_i;
     red[2][warp] = mabs;
     red[3][warp] = nonpos;
+    red[4][warp] = nonint;
   }
   __syncthreads();
   if (warp == 0) {
@@ -94,15 +99,18 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
     ninf_i = lane < warps ? red[1][lane] : ~0ull;
     mabs = lane < warps ? red[2][lane] : 0ull;
     nonpos = lane < warps ? red[3][lane] : 0ull;
+    nonint = lane < warps ? red[4][lane] : 0ull;
     nan_i = warp_min_u64(nan_i);
     ninf_i = warp_min_u64(ninf_i);
     mabs = warp_max_u64(mabs);
     nonpos = warp_max_u64(nonpos);
+    nonint = warp_max_u64(nonint);
     if (lane == 0) {
       if (nan_i != ~0ull) atomicMin(&st->first_nan, nan_i);
       if (ninf_i != ~0ull) atomicMin(&st->first_neg_inf, ninf_i);
       if (mabs) atomicMax(std::is_floating_point_v<T> ? &st->max_abs_float : &st->max_abs_int, mabs);
       if (nonpos) atomicMax(&st->nonpositive, nonpos);
+      if (nonint) atomicMax(&st->nonintegral, nonint);
     }
   }
 }
@@ -210,6 +218,25 @@ __global__ void tags_unpack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
   each_element(n, [&](int64_t i, int64_t j) {
     const T w = d[i * ld + j];
     d[i * ld + j] = w >= Tags<T>::inf ? Tags<T>::no_edge : T(w >> Tags<T>::bits);
+  });
+}
+
+// Floats whose weights are all integers take the integer tagged plan on the same buffer
+// (engine.cu, run_plan): F -> I in place before the rounds ("no edge" -> Tags<I>::no_edge), and
+// back after them. Exact: the scan bounds every path length by 2^digits of F.
+template <class F, class I>
+__global__ void floats_to_integers_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+  static_assert(sizeof(F) == sizeof(I), "in place: same element size");
+  each_element(n, [&](int64_t i, int64_t j) {
+    const F w = static_cast<F*>(d)[i * ld + j];
+    static_cast<I*>(d)[i * ld + j] = w == Semiring<F>::inf() ? Tags<I>::no_edge : I(w);
+  });
+}
+template <class I, class F>
+__global__ void integers_to_floats_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+  each_element(n, [&](int64_t i, int64_t j) {
+    const I w = static_cast<I*>(d)[i * ld + j];
+    static_cast<F*>(d)[i * ld + j] = w >= Tags<I>::no_edge ? Semiring<F>::inf() : F(w);
   });
 }
 
@@ -369,7 +396,7 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 
 // ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------
 // Tiles are K x K and aligned to the pivot blocks; A = D[ib, k0 : k0+kw], B = D[k0 : k0+kw, jb],
-// kw up to 2K (two pivot blocks in one pass: the k64d plan's super-rounds, engine.cu). Phase 2:
+// kw up to 8K (a super-round of up to eight pivot blocks in one pass, engine.cu). Phase 2:
 // the pivot row panel, C = D[kb, jb] with A = the closed pivot tile and B = C itself, and the pivot
 // column panel, C = D[ib, kb] with A = C and B = the pivot tile. A block reads all of its own tile
 // before it writes any of it, so the aliasing is safe. Every other launch updates tiles whose A
@@ -429,6 +456,10 @@ __device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int
 __device__ __forceinline__ int clamp_bytes(int64_t elems, int size) {  // elems * size in 0..16
   return elems <= 0 ? 0 : elems * size >= 16 ? 16 : int(elems) * size;
 }
+// The same 16-byte copy to a 32-bit shared-memory address (computed once, offset by immediates).
+__device__ __forceinline__ void cp_async_16(unsigned smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -453,6 +484,7 @@ struct Gemm {
   static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
+  static_assert(threads % (BK / V) == 0 && threads % (K / V) == 0, "copies: whole rows per pass");
   static_assert(K % BK == 0 && BK % V == 0, "pivot width must be a multiple of the k chunk");
 };
 
@@ -480,35 +512,52 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   auto crow = [&](int64_t i) { return M == Mode::Any ? (i < n ? i : n - 1) : i; };
   auto ck = [&](int kk) { return M == Mode::Any ? (kk < kw ? kk : kw - 1) : kk; };
 
+  // Interior copies: thread t copies vector t % AV of A rows t / AV + q * (threads / AV) and
+  // vector t % BV of B rows t / BV + q * (threads / BV). Their first sources and shared-memory
+  // slots are computed once per tile; per chunk each source is one multiply-add away (IMAD.WIDE,
+  // off the ALU pipe that the min-plus step keeps busy) and each slot an immediate offset.
+  constexpr int AV = BK / V, BV = K / V;           // 16-byte vectors per A row, per B row
+  constexpr int copies = (K * BK / V) / threads;    // per operand per chunk
+  const unsigned ut = threadIdx.x;
+  const char* a_src = reinterpret_cast<const char*>(d + (tc.i0 + ut / AV) * ld + k0 + (ut % AV) * V);
+  const char* b_src = reinterpret_cast<const char*>(d + (k0 + ut / BV) * ld + tc.j0 + (ut % BV) * V);
+  const unsigned row_bytes = unsigned(ld) * unsigned(sizeof(T));
+  const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const unsigned a_slot = smem_base + ((ut / AV) * Cfg::A_LD + (ut % AV) * V) * unsigned(sizeof(T));
+  const unsigned b_slot = smem_base + (Cfg::A_ELEMS + (ut / BV) * K + (ut % BV) * V) * unsigned(sizeof(T));
+
   auto load_chunk = [&](int chunk, int stage) {
     T* As = smem + stage * Cfg::STAGE_ELEMS;
     T* Bs = As + Cfg::A_ELEMS;
     const int kc = chunk * BK;
-    if constexpr (M != Mode::Any) {
-      constexpr int AV = BK / V, BV = K / V;  // vectors per A row, per B row
+    if constexpr (M == Mode::Interior) {
+      const unsigned stage_bytes = unsigned(stage) * unsigned(Cfg::STAGE_ELEMS * sizeof(T));
+      const char* a = a_src + uint64_t(unsigned(kc)) * sizeof(T);
+      const char* b = b_src + uint64_t(unsigned(kc)) * row_bytes;
 #pragma unroll
-      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+      for (int q = 0; q < copies; ++q)
+        cp_async_16(a_slot + stage_bytes + q * (threads / AV) * Cfg::A_LD * unsigned(sizeof(T)),
+                    a + uint64_t(unsigned(q * (threads / AV))) * row_bytes);
+#pragma unroll
+      for (int q = 0; q < copies; ++q)
+        cp_async_16(b_slot + stage_bytes + q * (threads / BV) * K * unsigned(sizeof(T)),
+                    b + uint64_t(unsigned(q * (threads / BV))) * row_bytes);
+    } else if constexpr (M == Mode::Edge) {
+#pragma unroll
+      for (int q = 0; q < copies; ++q) {
         const int e = tid + q * threads;
         const int m = e / AV, kv = e % AV;
         const T* src = d + (tc.i0 + m) * ld + k0 + kc + kv * V;
-        if constexpr (M == Mode::Interior) {
-          cp_async<16>(As + m * Cfg::A_LD + kv * V, src);
-        } else {
-          const int bytes = tc.i0 + m < n ? clamp_bytes(kw - kc - kv * V, sizeof(T)) : 0;
-          cp_async_zfill(As + m * Cfg::A_LD + kv * V, bytes ? src : d, bytes);
-        }
+        const int bytes = tc.i0 + m < n ? clamp_bytes(kw - kc - kv * V, sizeof(T)) : 0;
+        cp_async_zfill(As + m * Cfg::A_LD + kv * V, bytes ? src : d, bytes);
       }
 #pragma unroll
-      for (int q = 0; q < (K * BK / V) / threads; ++q) {
+      for (int q = 0; q < copies; ++q) {
         const int e = tid + q * threads;
         const int kk = e / BV, cv = e % BV;
         const T* src = d + (k0 + kc + kk) * ld + tc.j0 + cv * V;
-        if constexpr (M == Mode::Interior) {
-          cp_async<16>(Bs + kk * K + cv * V, src);
-        } else {
-          const int bytes = kc + kk < kw ? clamp_bytes(n - tc.j0 - cv * V, sizeof(T)) : 0;
-          cp_async_zfill(Bs + kk * K + cv * V, bytes ? src : d, bytes);
-        }
+        const int bytes = kc + kk < kw ? clamp_bytes(n - tc.j0 - cv * V, sizeof(T)) : 0;
+        cp_async_zfill(Bs + kk * K + cv * V, bytes ? src : d, bytes);
       }
     } else {
 #pragma unroll 1
@@ -533,11 +582,19 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
     cp_async_commit();
   }
 
+  // Row a of the thread's C elements: RY * a rows below its first (one multiply-add, as above).
+  const char* c_first = reinterpret_cast<const char*>(d + (tc.i0 + ty) * ld);
+  auto c_row = [&](int a) -> T* {
+    if constexpr (M == Mode::Any) return d + crow(tc.i0 + ty + RY * a) * ld;
+    return const_cast<T*>(
+        reinterpret_cast<const T*>(c_first + uint64_t(unsigned(RY * a)) * row_bytes));
+  };
+
   T c[TM][TN];
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
-    const T* row = d + crow(gi) * ld;
+    const T* row = c_row(a);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int64_t gj = tc.j0 + (tx + RX * g) * V;
@@ -611,7 +668,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
     if (M != Mode::Interior && gi >= n) continue;
-    T* row = d + gi * ld;
+    T* row = M == Mode::Any ? d + gi * ld : c_row(a);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int64_t gj = tc.j0 + (tx + RX * g) * V;
