@@ -813,8 +813,18 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   trace("upload");
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
-  const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
-  if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  std::vector<int64_t> negative;
+  {
+    // Outputs only (the distances when they do not overwrite the input; the predecessors): their
+    // pages are faulted in while the GPU solves.
+    std::vector<HostRows> outputs;
+    if (dist.data != input.data)
+      outputs.push_back({dist.data, n, size_t(n) * size_t(es), size_t(dist.ld) * size_t(es)});
+    if (pred.data) outputs.push_back({pred.data, n, size_t(n) * 4, size_t(pred.ld) * 4});
+    OutputPrefault prefault(std::move(outputs));
+    negative = solve_device_matrix(dev, dpred, options, device, stream.s);
+    if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  }
   trace("solve");
   // Results are copied back even when a negative cycle is reported, like the CPU engine.
   download_matrix(dist.data, dist.ld, dbuf.ptr, n, dev_ld, es, stream.s);

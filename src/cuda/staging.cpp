@@ -2,7 +2,7 @@
 // transfer, taken from a small process-wide pool (allocating pinned memory costs milliseconds, so
 // it is kept between calls; the pool is behind a mutex and each call owns its chunks while it
 // runs, so concurrent calls do not share a buffer). OpenMP threads fill / drain a chunk while the
-// other one is on the copy engine.
+// other one is on the copy engine. OutputPrefault faults in a new output's pages meanwhile.
 #include "cuda/staging.hpp"
 
 #include <cuda_runtime.h>
@@ -155,6 +155,27 @@ void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, in
     copy_rows(dst + size_t(r0) * ch.host_pitch, ch.host_pitch,
               static_cast<const char*>(st.chunk[c & 1]), row_bytes, rows, row_bytes);
   }
+}
+
+OutputPrefault::OutputPrefault(std::vector<HostRows> outputs) {
+  size_t total = 0;
+  for (const HostRows& m : outputs) total += size_t(m.rows) * m.row_bytes;
+  if (total < kMinBytes) return;
+  worker_ = std::thread([outputs = std::move(outputs)] {
+    constexpr size_t kPage = 4096;
+    for (const HostRows& m : outputs) {
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < m.rows; ++i) {
+        volatile char* row = static_cast<char*>(m.data) + size_t(i) * m.pitch;
+        for (size_t b = 0; b < m.row_bytes; b += kPage) row[b] = 0;
+        row[m.row_bytes - 1] = 0;
+      }
+    }
+  });
+}
+
+OutputPrefault::~OutputPrefault() {
+  if (worker_.joinable()) worker_.join();
 }
 
 }  // namespace apsp::cuda_detail
