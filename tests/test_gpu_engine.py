@@ -6,6 +6,7 @@ engine as raw pointers through apsp._core.solve_device (the public device-array 
 by its own tier). Skips with the reason where no GPU is usable; fails under APSP_REQUIRE_GPU=1."""
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -187,7 +188,6 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
 
 def plan_of(capfd, solve):
     """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the plan the engine printed)."""
-    import os
     os.environ["APSP_CUDA_TRACE"] = "1"
     try:
         capfd.readouterr()

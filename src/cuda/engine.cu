@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -71,7 +72,7 @@ struct Plan64 {
   // 8-byte types: 2, all that shared memory holds.
   static constexpr int MINB = sizeof(T) == 4 ? 3 : 2;
   using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
-  static constexpr bool pred = false, small = false;
+  static constexpr bool pred = false, small = false, tagged = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, false>;
   using PP = PivotPanels<T, K, 4>;  // phases 1 and 2 in one launch (k64w)
@@ -113,7 +114,7 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
 template <class T>
 struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   using type = T;
-  static constexpr bool small = true;
+  static constexpr bool pred = false, small = true, tagged = false;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
@@ -127,18 +128,18 @@ struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits) {
-  static const std::pair<const char*, Tiles> forceable[] = {
-      {"k64o", Tiles::k64o}, {"k64q", Tiles::k64q}, {"k64d", Tiles::k64d},
-      {"k64w", Tiles::k64w}, {"pred32", Tiles::pred32}};
+  constexpr Tiles forceable[] = {Tiles::k64o, Tiles::k64q, Tiles::k64d, Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
   const std::string forced = force ? force : "";
-  if (force && std::none_of(std::begin(forceable), std::end(forceable),
-                            [&](const auto& f) { return forced == f.first; }))
-    throw ValueError("APSP_CUDA_TILES=" + forced +
-                     " is not a plan; supported: k64o, k64q, k64d, k64w, pred32");
+  const Tiles* hit = std::find_if(std::begin(forceable), std::end(forceable),
+                                  [&](Tiles t) { return forced == tiles_name(t); });
+  if (force && hit == std::end(forceable)) {
+    std::string names;
+    for (Tiles t : forceable) names += std::string(names.empty() ? "" : ", ") + tiles_name(t);
+    throw ValueError("APSP_CUDA_TILES=" + forced + " is not a plan; supported: " + names);
+  }
   if (pred) return tagged_fits && forced != "pred32" ? Tiles::tagged : Tiles::pred32;
-  for (const auto& f : forceable)
-    if (forced == f.first && f.second != Tiles::pred32) return f.second;
+  if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
@@ -368,14 +369,12 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         after_round(r);
       }
     } else {
-      // tagged.cuh: values shifted for the whole loop; per super-round of m 32-wide blocks, their
-      // rows and columns by the pred32 kernels, then phase 3 (k-depth m K) with tagged B rows.
+      // tagged.cuh, on values shifted for the whole loop (run_plan): per super-round of m
+      // 32-wide blocks, their rows and columns by the pred32 kernels, then phase 3 (k-depth m K)
+      // with tagged B rows.
       using G = typename P::G;
       constexpr int m = P::depth / K;
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
-      const Elementwise ew = elementwise(n);
-      tags_pack_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
       for (int64_t r0 = 0; r0 < nb; r0 += m) {
         const int mc = int(std::min<int64_t>(m, nb - r0));
         finish_pivot_rows(nb, r0, mc, pivot_and_panels, update);
@@ -394,8 +393,6 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         }
         for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
       }
-      tags_unpack_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
     }
   } else {
     using G = typename P::G;
@@ -582,14 +579,13 @@ struct SolveScratch {
 
 // The rounds of one plan, between the statistics and the negative-cycle readout. V is the
 // matrix's dtype: the plan's own, or a float dtype whose integer weights run the integer tagged
-// plan on the same buffer (converted in place after the rules and back before finalize).
+// plan on the same buffer (the tagged plan's pack after the rules converts, its unpack before
+// finalize converts back).
 template <class P, class V = typename P::type>
 void run_plan(const Job& job, const Options& opt, int device, cudaStream_t stream, Tiles tiles,
               const SolveScratch& sc, DType dtype) {
   using T = typename P::type;
-  constexpr bool converted = !std::is_same_v<T, V>;
-  static_assert(!converted || std::is_same_v<P, Plan<T, Tiles::tagged>>,
-                "only the tagged plan runs on converted values");
+  static_assert(std::is_same_v<T, V> || P::tagged, "only the tagged plan runs on converted values");
   const int64_t n = job.n, ld = job.ld;
   prepare_kernels<P>(device);
   if constexpr (P::small) {  // one launch; a one-round solve reports its round at the end
@@ -607,9 +603,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
                                                    opt.unweighted);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
-    if constexpr (converted) {
-      floats_to_integers_kernel<V, T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("floats_to_integers_kernel");
+    if constexpr (P::tagged) {
+      tags_pack_kernel<V, T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
     }
 
     const int64_t nb = (n + P::K - 1) / P::K;
@@ -625,9 +621,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
 
-    if constexpr (converted) {
-      integers_to_floats_kernel<T, V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("integers_to_floats_kernel");
+    if constexpr (P::tagged) {
+      tags_unpack_kernel<T, V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
     }
     finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
@@ -650,7 +646,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
 
   // Statistics: for the input checks, and for the choice of the tagged plan (predecessors; for
   // floats, where every weight is an integer).
-  const bool tagged_candidate = pred.data && n > 128;  // 128: its k-depth
+  const bool tagged_candidate = pred.data && n > Plan<int32_t, Tiles::tagged>::depth;
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) {
     const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
@@ -658,8 +654,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     sc.st = static_cast<DeviceStats*>(sc.stats->ptr);
     if (opt.check_negative_cycles)
       sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) + sizeof(DeviceStats));
-    APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, 2 * sizeof(unsigned long long), stream));
-    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, 5 * sizeof(unsigned long long), stream));
+    // first_nan and first_neg_inf start at "none" (all ones), every later field at 0.
+    constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
+    APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
+    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
   }
   bool tagged_fits = false;
   if (scan) {
@@ -773,6 +771,32 @@ void require_device_memory(uint64_t needed, int device, const std::string& what)
   throw MemoryError(m.str());
 }
 
+// The end of every host-input solve: the solve of the device matrix `dev`, then its results
+// into the host matrices (also when a negative cycle is reported, like the CPU engine), then
+// NegativeCycleError if there is one. The host outputs' pages are faulted in while the GPU
+// solves (staging.cpp, OutputPrefault): the predecessors, and `dist` when `dist_is_output` (it
+// is not the input the solve was uploaded from).
+void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix& dist,
+                        const PredMatrix& pred, bool dist_is_output, const Options& options,
+                        int device, cudaStream_t stream, Trace& trace) {
+  const int64_t n = dist.n;
+  const size_t es = size_t(dtype_size(dist.dtype));
+  std::vector<int64_t> negative;
+  {
+    std::vector<HostRows> outputs;
+    if (dist_is_output) outputs.push_back({dist.data, n, size_t(n) * es, size_t(dist.ld) * es});
+    if (pred.data) outputs.push_back({pred.data, n, size_t(n) * 4, size_t(pred.ld) * 4});
+    OutputPrefault prefault(std::move(outputs));
+    negative = solve_device_matrix(dev, dpred, options, device, stream);
+    if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  trace("solve");
+  download_matrix(dist.data, dist.ld, dev.data, n, dev.ld, int(es), stream);
+  if (pred.data) download_matrix(pred.data, pred.ld, dpred.data, n, dpred.ld, 4, stream);
+  trace("download");
+  check_negative_cycles(negative, n);
+}
+
 }  // namespace
 }  // namespace cuda_detail
 
@@ -813,24 +837,8 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   trace("upload");
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
-  std::vector<int64_t> negative;
-  {
-    // Outputs only (the distances when they do not overwrite the input; the predecessors): their
-    // pages are faulted in while the GPU solves.
-    std::vector<HostRows> outputs;
-    if (dist.data != input.data)
-      outputs.push_back({dist.data, n, size_t(n) * size_t(es), size_t(dist.ld) * size_t(es)});
-    if (pred.data) outputs.push_back({pred.data, n, size_t(n) * 4, size_t(pred.ld) * 4});
-    OutputPrefault prefault(std::move(outputs));
-    negative = solve_device_matrix(dev, dpred, options, device, stream.s);
-    if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-  }
-  trace("solve");
-  // Results are copied back even when a negative cycle is reported, like the CPU engine.
-  download_matrix(dist.data, dist.ld, dbuf.ptr, n, dev_ld, es, stream.s);
-  if (pred.data) download_matrix(pred.data, pred.ld, pbuf->ptr, n, n, 4, stream.s);
-  trace("download");
-  check_negative_cycles(negative, n);
+  solve_and_download(dev, dpred, dist, pred, dist.data != input.data, options, device, stream.s,
+                     trace);
 }
 
 void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
@@ -887,10 +895,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   }
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
-  const std::vector<int64_t> negative = solve_device_matrix(dev, dpred, options, device, stream.s);
-  download_matrix(dist.data, dist.ld, dbuf.ptr, n, dev_ld, int(es), stream.s);
-  if (pred.data) download_matrix(pred.data, pred.ld, pbuf->ptr, n, n, 4, stream.s);
-  check_negative_cycles(negative, n);
+  Trace trace;
+  solve_and_download(dev, dpred, dist, pred, true, options, device, stream.s, trace);
 }
 
 }  // namespace apsp

@@ -203,40 +203,26 @@ __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_
 }
 
 // ---- the tagged plan's value transforms (tagged.cuh) -------------------------------------------
-// After the rules: w -> w << bits (w >= 0 here), "no edge" (>= INF) -> Tags::inf.
-template <class T>
-__global__ void tags_pack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
+// In place, after the rules: w (>= 0 here) -> w << bits as T, "no edge" -> Tags::inf. V is the
+// matrix's dtype: T itself, or a float dtype of T's size whose weights are all integers (the
+// scan checked that every path length is exact in both), which runs its integer twin's plan.
+template <class V, class T>
+__global__ void tags_pack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+  static_assert(sizeof(V) == sizeof(T), "in place: same element size");
   each_element(n, [&](int64_t i, int64_t j) {
-    const T w = d[i * ld + j];
-    d[i * ld + j] = w >= Tags<T>::no_edge ? Tags<T>::inf : T(w << Tags<T>::bits);
+    const V w = static_cast<V*>(d)[i * ld + j];
+    const bool none =
+        std::is_floating_point_v<V> ? w == Semiring<V>::inf() : w >= V(Tags<T>::no_edge);
+    static_cast<T*>(d)[i * ld + j] = none ? Tags<T>::inf : T(T(w) << Tags<T>::bits);
   });
 }
 
-// Before finalize: back to plain values (INF where no path).
-template <class T>
-__global__ void tags_unpack_kernel(T* __restrict__ d, int64_t n, int64_t ld) {
+// Before finalize: back to plain values of V (V's "no edge" where no path).
+template <class T, class V>
+__global__ void tags_unpack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
   each_element(n, [&](int64_t i, int64_t j) {
-    const T w = d[i * ld + j];
-    d[i * ld + j] = w >= Tags<T>::inf ? Tags<T>::no_edge : T(w >> Tags<T>::bits);
-  });
-}
-
-// Floats whose weights are all integers take the integer tagged plan on the same buffer
-// (engine.cu, run_plan): F -> I in place before the rounds ("no edge" -> Tags<I>::no_edge), and
-// back after them. Exact: the scan bounds every path length by 2^digits of F.
-template <class F, class I>
-__global__ void floats_to_integers_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
-  static_assert(sizeof(F) == sizeof(I), "in place: same element size");
-  each_element(n, [&](int64_t i, int64_t j) {
-    const F w = static_cast<F*>(d)[i * ld + j];
-    static_cast<I*>(d)[i * ld + j] = w == Semiring<F>::inf() ? Tags<I>::no_edge : I(w);
-  });
-}
-template <class I, class F>
-__global__ void integers_to_floats_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
-  each_element(n, [&](int64_t i, int64_t j) {
-    const I w = static_cast<I*>(d)[i * ld + j];
-    static_cast<F*>(d)[i * ld + j] = w >= Tags<I>::no_edge ? Semiring<F>::inf() : F(w);
+    const T w = static_cast<T*>(d)[i * ld + j];
+    static_cast<V*>(d)[i * ld + j] = w >= Tags<T>::inf ? Semiring<V>::inf() : V(w >> Tags<T>::bits);
   });
 }
 
@@ -440,13 +426,12 @@ __device__ __forceinline__ TileCoords tile_coords(const TileSet& s, int64_t K) {
   }
 }
 
+// One element (4 or 8 bytes) from global to shared memory.
 template <int Bytes>
 __device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+  static_assert(Bytes == 4 || Bytes == 8, "16-byte copies: cp_async_16");
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes));
 }
 // 16 bytes of shared memory from the first `bytes` (0..16) at gmem, the rest zero-filled.
 __device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int bytes) {
@@ -456,7 +441,7 @@ __device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int
 __device__ __forceinline__ int clamp_bytes(int64_t elems, int size) {  // elems * size in 0..16
   return elems <= 0 ? 0 : elems * size >= 16 ? 16 : int(elems) * size;
 }
-// The same 16-byte copy to a 32-bit shared-memory address (computed once, offset by immediates).
+// 16 bytes to a 32-bit shared-memory address (computed once per tile, offset by immediates).
 __device__ __forceinline__ void cp_async_16(unsigned smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
 }
@@ -583,11 +568,10 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 
   // Row a of the thread's C elements: RY * a rows below its first (one multiply-add, as above).
-  const char* c_first = reinterpret_cast<const char*>(d + (tc.i0 + ty) * ld);
+  char* c_first = reinterpret_cast<char*>(d + (tc.i0 + ty) * ld);
   auto c_row = [&](int a) -> T* {
     if constexpr (M == Mode::Any) return d + crow(tc.i0 + ty + RY * a) * ld;
-    return const_cast<T*>(
-        reinterpret_cast<const T*>(c_first + uint64_t(unsigned(RY * a)) * row_bytes));
+    return reinterpret_cast<T*>(c_first + uint64_t(unsigned(RY * a)) * row_bytes);
   };
 
   T c[TM][TN];

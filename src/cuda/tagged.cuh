@@ -8,9 +8,11 @@
 // predecessor kernels on untagged values.
 //
 // Used only where it is exact and its predecessor chains cannot loop (engine.cu, tagged_fits):
-// int32 or int64, every off-diagonal weight >= 1 (positive weights: a chain of tight edges
-// strictly shortens, whatever order the blocked algorithm relaxed them in), and (n - 1) * max w
-// at most Tags::max_length, so every path length survives the shift and no sum overflows: stored
+// int32 or int64 (or float32 / float64 whose weights are all integers: the plan of their integer
+// twin runs on the same buffer, converted by the pack and unpack), every off-diagonal weight
+// >= 1 (positive weights: a chain of tight edges strictly shortens, whatever order the blocked
+// algorithm relaxed them in), and (n - 1) * max w at most Tags::max_length (for floats also
+// exact in the float type), so every path length survives the shift and no sum overflows: stored
 // values never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31 (2^63).
 #pragma once
 
