@@ -122,6 +122,16 @@ def main() -> int:
         "round loop forced (APSP_CUDA_TILES=k64w: rules, pivot, finalize launches), checks off")
     del os.environ["APSP_CUDA_TILES"]
 
+    # ---- 64 < n <= 256: the one-cluster plan against the round loop forced ------------------------
+    for dtype, n in (("int32", 128), ("float32", 256), ("float64", 256), ("int64", 256)):
+        add("apsp-gpu", dtype, n, time_device(random_graph(n, dtype), 50, checks=False),
+            "device time, checks off (fully asynchronous)")
+    for dtype, n in (("int32", 128), ("int32", 256), ("float32", 256), ("float64", 256), ("int64", 256)):
+        os.environ["APSP_CUDA_TILES"] = "k64w"
+        add("apsp-gpu-plan", dtype, n, time_device(random_graph(n, dtype), 50, checks=False),
+            "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
+        del os.environ["APSP_CUDA_TILES"]
+
     # ---- progress cost ---------------------------------------------------------------------------
     orig = random_graph(10000, "int32")
     calls = []

@@ -120,6 +120,62 @@ def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
     assert_same(gpu_host_solve(u, directed=False), cpu_solve(u, directed=False))
 
 
+def has_clusters() -> bool:
+    """Thread-block clusters (compute capability 9.0 or later) on device 0: the cluster plan."""
+    return tuple(apsp.info()["devices"][0]["compute_capability"]) >= (9, 0)
+
+
+# n <= 256 is one launch of one thread-block cluster (cluster.cuh): S x S blocks holding 64 x 64
+# regions, 32-wide pivots. Every block count (1, 4, 9 and 16), ragged last pivot blocks and
+# regions, the rules (undirected, unweighted) and negative edges; forced down to n = 1.
+CLUSTER_SIZES = [1, 2, 33, 64, 65, 96, 127, 128, 129, 150, 192, 193, 230, 255, 256]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", CLUSTER_SIZES)
+def test_cluster_plan_matches_cpu_engine(n, dtype, rng, monkeypatch):
+    if not has_clusters():
+        pytest.skip("the cluster plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
+    g = random_graph(n, dtype, rng)
+    assert_same(gpu_host_solve(g), cpu_solve(g))
+    u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
+    for kw in ({"directed": False}, {"unweighted": True}, {"directed": False, "unweighted": True}):
+        assert_same(gpu_host_solve(u, **kw), cpu_solve(u, **kw))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [5, 100, 256])
+def test_cluster_plan_device_views(torch, n, dtype, rng, monkeypatch):
+    if not has_clusters():
+        pytest.skip("the cluster plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
+    g = random_graph(n, dtype, rng)
+    assert_same(gpu_device_solve(torch, g, pad=13), cpu_solve(g))
+
+
+@pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
+                                     (256, "cluster"), (257, "k64w")])
+def test_plan_by_size(n, plan, rng, capfd):
+    if plan == "cluster" and not has_clusters():
+        plan = "k64w"
+    g = random_graph(n, np.int32, rng)
+    got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
+    assert ran == plan
+    assert_same(got, cpu_solve(g))
+
+
+def test_cluster_plan_refuses_large_n(rng, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
+    g = random_graph(257, np.float32, rng)
+    before = g.copy()
+    with pytest.raises(ValueError, match=r"APSP_CUDA_TILES=cluster needs n <= 256 \(n = 257\)"):
+        gpu_host_solve(g)
+    np.testing.assert_array_equal(g, before)
+    monkeypatch.delenv("APSP_CUDA_TILES")
+    assert_same(gpu_host_solve(g), cpu_solve(g))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 65, 300, 2500])
 def test_device_views_with_leading_dimension(torch, n, dtype, rng):
@@ -442,6 +498,17 @@ def test_progress_reports_rounds(n, rng):
     assert seen and seen[-1][0] == seen[-1][1] == (n + 63) // 64
     assert len(seen) >= 20
     assert [d for d, _ in seen] == sorted(set(d for d, _ in seen))
+
+
+# The one-launch plans report their rounds once, at the end.
+@pytest.mark.parametrize("n", [50, 200])
+def test_progress_of_one_launch_plans(n, rng):
+    g = random_graph(n, np.float32, rng)
+    seen: list[tuple[int, int]] = []
+    assert_same(gpu_host_solve(g, progress=lambda done, total: seen.append((done, total))),
+                cpu_solve(g))
+    rounds = 1 if n <= 64 else (n + 31) // 32 if has_clusters() else (n + 63) // 64
+    assert seen[-1] == (rounds, rounds)
 
 
 # A progress callback that raises stops the solve with its exception; the rounds already queued

@@ -1,8 +1,9 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
-// phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solve for n <= 64 and CUDA-graph
-// replay for small n, and the entry points of apsp.hpp. Kernels live in kernels.cuh, small.cuh
-// and tagged.cuh, host staging in staging.cpp.
+// phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block) and
+// n <= 256 (one thread-block cluster), CUDA-graph replay for small n, and the entry points of
+// apsp.hpp. Kernels live in kernels.cuh, small.cuh, cluster.cuh and tagged.cuh, host staging in
+// staging.cpp.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "apsp/apsp.hpp"
 #include "core/contract.hpp"
 #include "cuda/check.cuh"
+#include "cuda/cluster.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/scatter.cuh"
 #include "cuda/small.cuh"
@@ -38,10 +40,11 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, small };
+enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, small, cluster };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
+    case Tiles::cluster: return "cluster";
     case Tiles::k64o: return "k64o";
     case Tiles::k64q: return "k64q";
     case Tiles::k64d: return "k64d";
@@ -72,7 +75,7 @@ struct Plan64 {
   // 8-byte types: 2, all that shared memory holds.
   static constexpr int MINB = sizeof(T) == 4 ? 3 : 2;
   using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
-  static constexpr bool pred = false, small = false, tagged = false;
+  static constexpr bool pred = false, small = false, cluster = false, tagged = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
   static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, false>;
   using PP = PivotPanels<T, K, 4>;  // phases 1 and 2 in one launch (k64w)
@@ -90,7 +93,7 @@ template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
-  static constexpr bool pred = true, small = false, tagged = false;
+  static constexpr bool pred = true, small = false, cluster = false, tagged = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
@@ -114,7 +117,12 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
 template <class T>
 struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   using type = T;
-  static constexpr bool pred = false, small = true, tagged = false;
+  static constexpr bool pred = false, small = true, cluster = false, tagged = false;
+};
+template <class T>
+struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one launch (cluster.cuh)
+  using type = T;
+  static constexpr bool pred = false, small = false, cluster = true, tagged = false;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
@@ -122,13 +130,15 @@ struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
 // fixed cost less often but lengthen the chain of pivot work that phase 3 must hide: single rounds
 // (k64w) below kDeepMinN, k-depth 256 (k64q) from there, 512 (k64o) from kOctoMinN (int32: 88.1%
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
-// 4096 and 8-byte types: no difference). n <= 64 is one launch (small). With predecessors: the
-// tagged plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=k64o|k64q|k64d|
-// k64w forces the plan of solves without predecessors, =pred32 that of solves with them
+// 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
+// one launch of one cluster where the GPU has clusters (`cluster_ok`). With predecessors: the
+// tagged plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=cluster|k64o|
+// k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits) {
-  constexpr Tiles forceable[] = {Tiles::k64o, Tiles::k64q, Tiles::k64d, Tiles::k64w, Tiles::pred32};
+Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool cluster_ok) {
+  constexpr Tiles forceable[] = {Tiles::cluster, Tiles::k64o, Tiles::k64q,
+                                 Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
   const std::string forced = force ? force : "";
   const Tiles* hit = std::find_if(std::begin(forceable), std::end(forceable),
@@ -139,8 +149,13 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits) {
     throw ValueError("APSP_CUDA_TILES=" + forced + " is not a plan; supported: " + names);
   }
   if (pred) return tagged_fits && forced != "pred32" ? Tiles::tagged : Tiles::pred32;
+  if (force && *hit == Tiles::cluster && !cluster_ok)
+    throw ValueError("APSP_CUDA_TILES=cluster needs n <= " + std::to_string(ClusterShape::max_n) +
+                     " (n = " + std::to_string(n) +
+                     ") and a GPU with thread-block clusters (compute capability 9.0 or later)");
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
+  if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
@@ -155,13 +170,14 @@ void with_tiles(Tiles t, F&& f) {
     case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
     case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
     case Tiles::small: return f(Plan<T, Tiles::small>{});
+    case Tiles::cluster: return f(Plan<T, Tiles::cluster>{});
     case Tiles::tagged:
       if constexpr (std::is_integral_v<T>) return f(Plan<T, Tiles::tagged>{});
       else return f(Plan<typename IntegerTwin<T>::type, Tiles::tagged>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
-                   "; supported: small, k64o, k64q, k64d, k64w, pred32, tagged");
+                   "; supported: small, cluster, k64o, k64q, k64d, k64w, pred32, tagged");
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -262,6 +278,54 @@ void prepare_kernels(int device) {
                                            int(P::PP::smem_bytes)));
     done.fetch_or(bit, std::memory_order_acq_rel);
   }
+}
+
+// The cluster plan's launch configuration: one cluster of S x S blocks (cluster.cuh); `attr`
+// holds the cluster shape and must outlive the launch call.
+template <class T>
+cudaLaunchConfig_t cluster_config(int S, cudaStream_t stream, cudaLaunchAttribute& attr) {
+  attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(S * S);
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(S * S));
+  cfg.blockDim = dim3(ClusterShape::threads);
+  cfg.dynamicSmemBytes = ClusterShape::smem_bytes<T>();
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Whether the cluster plan runs on `device` for T: compute capability 9.0 or later, and the
+// largest cluster (16 blocks, beyond the portable 8) with T's shared memory fits on the GPU.
+// Sets the kernel's attributes; once per device and dtype.
+template <class T>
+bool cluster_fits(int device) {
+  static std::atomic<uint64_t> known{0}, fits{0};  // bit d: device d (devices >= 64: every call)
+  const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+  if (bit && (known.load(std::memory_order_acquire) & bit))
+    return (fits.load(std::memory_order_acquire) & bit) != 0;
+  int major = 0;
+  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  bool ok = false;
+  if (major >= 9) {
+    const auto kernel = cluster_solve_kernel<T>;
+    APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(ClusterShape::smem_bytes<T>())));
+    APSP_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config<T>(ClusterShape::S_max, nullptr, attr);
+    int clusters = 0;
+    const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+    if (err != cudaSuccess) (void)cudaGetLastError();  // no clusters here: another plan runs
+    ok = err == cudaSuccess && clusters > 0;
+  }
+  if (ok) fits.fetch_or(bit, std::memory_order_acq_rel);
+  known.fetch_or(bit, std::memory_order_acq_rel);
+  return ok;
 }
 
 // Per-call helper stream (high priority) and the two events of the look-ahead pipeline.
@@ -597,6 +661,18 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
       opt.progress(opt.progress_ctx, 1, 1);
     }
+  } else if constexpr (P::cluster) {  // one launch; its rounds are reported at the end
+    const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
+    APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, static_cast<T*>(job.d),
+                                       int(n), ld, S, opt.directed, opt.unweighted, sc.st,
+                                       sc.negative));
+    if (opt.progress) {
+      const int64_t rounds = (n + ClusterShape::P - 1) / ClusterShape::P;
+      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      opt.progress(opt.progress_ctx, rounds, rounds);
+    }
   } else {
     const Elementwise ew = elementwise(n);
     V* d = static_cast<V*>(job.d);
@@ -697,7 +773,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     }
   }
 
-  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits);
+  const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
+  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, cluster_ok);
   if (std::getenv("APSP_CUDA_TRACE"))  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype), static_cast<long long>(n));

@@ -123,6 +123,22 @@ __device__ __forceinline__ T edge_rule(T w, bool unweighted) {
   return w;
 }
 
+// The weight of (i, j) after the rules, from its input weight w and that of (j, i), wt (read only
+// when undirected); ruled_weight reads both from the input (nothing written).
+template <class T>
+__device__ __forceinline__ T rule_pair(T w, T wt, bool directed, bool unweighted, bool diagonal) {
+  w = edge_rule(w, unweighted);
+  if (diagonal) return w < T(0) ? w : T(0);
+  if (directed) return w;
+  const T t = edge_rule(wt, unweighted);
+  return w < t ? w : t;
+}
+template <class T>
+__device__ __forceinline__ T ruled_weight(const T* __restrict__ d, int64_t ld, bool directed,
+                                          bool unweighted, int64_t i, int64_t j) {
+  const bool one = directed || i == j;
+  return rule_pair(d[i * ld + j], one ? T(0) : d[j * ld + i], directed, unweighted, i == j);
+}
 // Rules: clamp, unweighted, symmetric min (directed=false), diagonal min(w, 0), predecessor init,
 // exactly as the CPU engine's apply_rules; with predecessors also the hop counts of the
 // (length, hops) step (n x n, compact: 0 on the diagonal, 1 elsewhere, as the CPU's solve_pred).
@@ -135,14 +151,11 @@ __device__ __forceinline__ void rules_at(T* __restrict__ d, int64_t n, int64_t l
   const T inf = Semiring<T>::inf();
   if (h) h[i * n + j] = i == j ? 0u : 1u;
   if (directed || i == j) {
-    T w = edge_rule(d[i * ld + j], unweighted);
-    if (i == j) w = w < T(0) ? w : T(0);
+    const T w = ruled_weight(d, ld, directed, unweighted, i, j);
     d[i * ld + j] = w;
     if (p) p[i * pld + j] = (i != j && w < inf) ? int32_t(i) : kNoPredecessor;
   } else if (i < j) {
-    const T a = edge_rule(d[i * ld + j], unweighted);
-    const T b = edge_rule(d[j * ld + i], unweighted);
-    const T w = a < b ? a : b;
+    const T w = ruled_weight(d, ld, directed, unweighted, i, j);
     d[i * ld + j] = w;
     d[j * ld + i] = w;
     if (p) {
@@ -178,23 +191,28 @@ __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* 
 
 // Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
 // diagonal; vertices with a negative diagonal appended to `negative` (order not kept).
+// finalize_value: the final value of (i, j) from its solved value w (the one-launch plans store
+// it once); finalize_at: in place.
 template <class T>
-__device__ __forceinline__ void finalize_at(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p,
-                                            int64_t pld, DeviceStats* st, int64_t* negative,
-                                            int64_t i, int64_t j) {
-  const T inf = Semiring<T>::inf();
-  T w = d[i * ld + j];
+__device__ __forceinline__ T finalize_value(T w, DeviceStats* st, int64_t* negative, int64_t i,
+                                            int64_t j) {
   if constexpr (!std::is_floating_point_v<T>) {
-    if (w > unreachable_threshold<T>()) {
-      w = inf;
-      d[i * ld + j] = w;
-    }
+    if (w > unreachable_threshold<T>()) w = Semiring<T>::inf();
   }
-  if (p && (w == inf || i == j)) p[i * pld + j] = kNoPredecessor;
   if (i == j && w < T(0) && negative) {
     const unsigned long long slot = atomicAdd(&st->negative_count, 1ull);
     negative[slot] = i;
   }
+  return w;
+}
+template <class T>
+__device__ __forceinline__ void finalize_at(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p,
+                                            int64_t pld, DeviceStats* st, int64_t* negative,
+                                            int64_t i, int64_t j) {
+  const T v = d[i * ld + j];
+  const T w = finalize_value(v, st, negative, i, j);
+  if (w != v) d[i * ld + j] = w;
+  if (p && (w == Semiring<T>::inf() || i == j)) p[i * pld + j] = kNoPredecessor;
 }
 template <class T>
 __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
@@ -295,13 +313,21 @@ __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E
 // by E so that the published row/column of the next step is a compile-time register. It runs
 // whole groups of E steps: the steps past kw go through INF rows and columns and change nothing.
 // About 3x fewer instructions per step than the strided layout (ncu: 89 per warp and step).
+// Bar = 0: the whole block closes the tile; Bar > 0: threads 0 .. (K/E)^2 - 1 do, meeting at named
+// barrier Bar, while the rest of the block does other work.
 template <class F, int... S>
 __device__ __forceinline__ void each_step(F&& f, std::integer_sequence<int, S...>) {
   (f(std::integral_constant<int, S>{}), ...);
 }
-template <class T, int K, int E>
+template <class T, int K, int E, int Bar = 0>
 __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   constexpr int R = K / E;
+  auto sync = [] {
+    if constexpr (Bar == 0)
+      __syncthreads();
+    else
+      asm volatile("bar.sync %0, %1;\n" ::"n"(Bar), "n"(R * R) : "memory");
+  };
   static_assert(E % 2 == 0, "the double buffer alternates within a group of E steps");
   __shared__ __align__(16) T row_buf[2][K];
   __shared__ __align__(16) T col_buf[2][K];
@@ -329,10 +355,10 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
       publish(q, std::integral_constant<int, S + 1>{}, buf ^ 1);
     else
       publish(q + 1, std::integral_constant<int, 0>{}, buf ^ 1);
-    __syncthreads();
+    sync();
   };
   publish(0, std::integral_constant<int, 0>{}, 0);
-  __syncthreads();
+  sync();
   const int groups = (kw + E - 1) / E;
   for (int q = 0; q < groups; ++q) {
     each_step([&](auto s) { step(q, s); }, std::make_integer_sequence<int, E>{});

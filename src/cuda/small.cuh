@@ -40,10 +40,7 @@ __global__ void __launch_bounds__(Small::threads)
 #pragma unroll
     for (int b = 0; b < E; ++b) {
       const int i = E * ty + a, j = E * tx + b;
-      if (i < n && j < n) {
-        d[i * ld + j] = c[a][b];
-        finalize_at<T>(d, ld, nullptr, 0, st, negative, i, j);  // reads back its own store
-      }
+      if (i < n && j < n) d[i * ld + j] = finalize_value(c[a][b], st, negative, i, j);
     }
 }
 
