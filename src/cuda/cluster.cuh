@@ -150,23 +150,26 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   T* rowbuf = colbuf + W * P;                    // P x W: pivot rows of this block's columns
   T* piv = rowbuf + P * W;                       // P x P: the closed pivot tile
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  constexpr int Q = W * W / NT;  // region elements per thread: q * NT + tid, q < Q
+  auto row_of = [&](int q) { return a * W + (q * NT + tid) / W; };
+  auto col_of = [&](int q) { return b * W + (q * NT + tid) % W; };
 
   // The region, with the rules applied from the input (read only: other blocks read the
   // transposed elements of undirected graphs from it until the first cluster barrier). Every
   // load is issued before the first rule.
   {
-    constexpr int Q = W * W / NT;
     T w[Q], wt[Q];
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
-      const int e = q * NT + tid, i = a * W + e / W, j = b * W + e % W;
+      const int i = row_of(q), j = col_of(q);
       w[q] = i < n && j < n ? d[int64_t(i) * ld + j] : inf;
       wt[q] = i < n && j < n && !directed ? d[int64_t(j) * ld + i] : inf;
     }
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
-      const int e = q * NT + tid, i = a * W + e / W, j = b * W + e % W;
-      reg[e] = i < n && j < n ? rule_pair(w[q], wt[q], directed, unweighted, i == j) : inf;
+      const int i = row_of(q), j = col_of(q);
+      const bool in = i < n && j < n;
+      reg[q * NT + tid] = in ? rule_pair(w[q], wt[q], directed, unweighted, i == j) : inf;
     }
   }
   __syncthreads();
@@ -262,9 +265,10 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   wait();  // no block reads this one's shared memory any more
 
 #pragma unroll
-  for (int q = 0; q < W * W / NT; ++q) {
-    const int e = q * NT + tid, i = a * W + e / W, j = b * W + e % W;
-    if (i < n && j < n) d[int64_t(i) * ld + j] = finalize_value(reg[e], st, negative, i, j);
+  for (int q = 0; q < Q; ++q) {
+    const int i = row_of(q), j = col_of(q);
+    if (i < n && j < n)
+      d[int64_t(i) * ld + j] = finalize_value(reg[q * NT + tid], st, negative, i, j);
   }
 #else
   __trap();  // sm_90 and later only: engine.cu never launches it elsewhere

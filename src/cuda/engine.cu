@@ -264,19 +264,31 @@ struct has_gemm : std::false_type {};
 template <class P>
 struct has_gemm<P, std::void_t<typename P::G>> : std::true_type {};
 
+// One bit per device (devices >= 64 have none: their work is redone on every call).
+class DeviceBits {
+ public:
+  bool has(int device) const {
+    return device < 64 && (bits_.load(std::memory_order_acquire) & bit(device)) != 0;
+  }
+  void set(int device) { bits_.fetch_or(bit(device), std::memory_order_acq_rel); }
+
+ private:
+  static uint64_t bit(int device) { return device < 64 ? uint64_t(1) << device : 0; }
+  std::atomic<uint64_t> bits_{0};
+};
+
 template <class P>
 void prepare_kernels(int device) {
   if constexpr (has_gemm<P>::value) {
-    static std::atomic<uint64_t> done{0};  // bit d: set on device d (devices >= 64: every call)
-    const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
-    if (bit && (done.load(std::memory_order_acquire) & bit)) return;
+    static DeviceBits done;
+    if (done.has(device)) return;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(P::G::smem_bytes)));
     if constexpr (!P::pred)
       APSP_CUDA_CHECK(cudaFuncSetAttribute(P::pivot_panels,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            int(P::PP::smem_bytes)));
-    done.fetch_or(bit, std::memory_order_acq_rel);
+    done.set(device);
   }
 }
 
@@ -303,10 +315,8 @@ cudaLaunchConfig_t cluster_config(int S, cudaStream_t stream, cudaLaunchAttribut
 // Sets the kernel's attributes; once per device and dtype.
 template <class T>
 bool cluster_fits(int device) {
-  static std::atomic<uint64_t> known{0}, fits{0};  // bit d: device d (devices >= 64: every call)
-  const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
-  if (bit && (known.load(std::memory_order_acquire) & bit))
-    return (fits.load(std::memory_order_acquire) & bit) != 0;
+  static DeviceBits known, fits;
+  if (known.has(device)) return fits.has(device);
   int major = 0;
   APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   bool ok = false;
@@ -323,8 +333,8 @@ bool cluster_fits(int device) {
     if (err != cudaSuccess) (void)cudaGetLastError();  // no clusters here: another plan runs
     ok = err == cudaSuccess && clusters > 0;
   }
-  if (ok) fits.fetch_or(bit, std::memory_order_acq_rel);
-  known.fetch_or(bit, std::memory_order_acq_rel);
+  if (ok) fits.set(device);
+  known.set(device);
   return ok;
 }
 
@@ -652,27 +662,25 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   static_assert(std::is_same_v<T, V> || P::tagged, "only the tagged plan runs on converted values");
   const int64_t n = job.n, ld = job.ld;
   prepare_kernels<P>(device);
-  if constexpr (P::small) {  // one launch; a one-round solve reports its round at the end
+  auto report_at_end = [&](int64_t rounds) {  // the one-launch plans: all rounds at once
+    if (!opt.progress) return;
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    opt.progress(opt.progress_ctx, rounds, rounds);
+  };
+  if constexpr (P::small) {
     small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(static_cast<T*>(job.d), int(n), ld,
                                                            opt.directed, opt.unweighted, sc.st,
                                                            sc.negative);
     APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
-    if (opt.progress) {
-      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      opt.progress(opt.progress_ctx, 1, 1);
-    }
-  } else if constexpr (P::cluster) {  // one launch; its rounds are reported at the end
+    report_at_end(1);
+  } else if constexpr (P::cluster) {
     const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
     APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, static_cast<T*>(job.d),
                                        int(n), ld, S, opt.directed, opt.unweighted, sc.st,
                                        sc.negative));
-    if (opt.progress) {
-      const int64_t rounds = (n + ClusterShape::P - 1) / ClusterShape::P;
-      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      opt.progress(opt.progress_ctx, rounds, rounds);
-    }
+    report_at_end((n + ClusterShape::P - 1) / ClusterShape::P);
   } else {
     const Elementwise ew = elementwise(n);
     V* d = static_cast<V*>(job.d);
