@@ -6,11 +6,13 @@ named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks
 engine's own choice only, since forcing a round loop does not change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
-The one-cluster plan (64 < n <= 256, cluster.cuh) is left out: under compute-sanitizer
-(memcheck, racecheck and synccheck alike, CUDA 13.0 on an H100) its launch never returns, while
-the same solves pass the GPU test tier. Under "auto" those solves run the 64-wide round loop.
+"auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh). --no-cluster runs those sizes on
+the 64-wide round loop instead, for racecheck: it reports hazards in the cluster kernel between
+accesses that a __syncthreads orders, each report we read naming one of the 64 threads that close
+the next pivot tile on named barrier 1 and one of the others; the same kernel with that closure
+done by one warp, without the named barrier, has none (benchmarks/GPU_NOTES.md).
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
-       [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
+       [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
 
 import os
@@ -22,10 +24,13 @@ import apsp
 from apsp import _core
 
 
+NO_CLUSTER = "--no-cluster" in sys.argv
+
+
 def solve(g, engine, pred=False, directed=True, unweighted=False):
     n = g.shape[0]
     auto = "APSP_CUDA_TILES" not in os.environ
-    if auto and engine == "cuda" and not pred and 64 < n <= 256:
+    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 256:
         os.environ["APSP_CUDA_TILES"] = "k64w"  # not the cluster plan (module docstring)
     try:
         return solve_as_chosen(g, engine, pred, directed, unweighted)
@@ -46,7 +51,7 @@ def solve_as_chosen(g, engine, pred, directed, unweighted):
 
 def main() -> None:
     checked = 0
-    for plan in sys.argv[1:] or ["auto", "k64w", "k64d", "k64o"]:
+    for plan in [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k64d", "k64o"]:
         if plan == "auto":
             os.environ.pop("APSP_CUDA_TILES", None)
         else:

@@ -7,7 +7,7 @@
 // pivot chain, not arithmetic (benchmarks/GPU_NOTES.md).
 //
 // Round r (pivot rows/columns [32 r, 32 r + 32), in the regions of block row/column pa = r / 2):
-//   barrier  pivot tile r is closed; every block has copied round r - 1's panels
+//   barrier  pivot tile r is closed; every block is done with round r - 1
 //   phase 2  blocks of row pa update their part of the pivot rows (P* (x) R), blocks of column pa
 //            their part of the pivot columns (C (x) P*), from a copy of P*
 //   barrier  the panels are final
@@ -15,11 +15,10 @@
 //            rows from block (pa, b) and updates the rest of its region. The block holding pivot
 //            tile r + 1 updates that tile first; 64 of its threads close it (phase 1 of round
 //            r + 1) while the others update the rest.
-// Barriers are split (arrive, then wait) so a block arrives as soon as its side is done. Nothing
-// is written that another block reads in the same phase (phase 3 leaves the panels alone; the
-// next pivot tile is no panel of this round), so results do not depend on timing. Padding past n
-// is INF and changes nothing. Not for: predecessors (engine.cu picks another plan), GPUs without
-// clusters (engine.cu checks that one fits before choosing this plan).
+// Nothing is written that another block reads in the same phase (phase 3 leaves the panels alone;
+// the next pivot tile is no panel of this round), so results do not depend on timing. Padding
+// past n is INF and changes nothing. Not for: predecessors (engine.cu picks another plan), GPUs
+// without clusters (engine.cu checks that one fits before choosing this plan).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -176,16 +175,19 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
 
   const int rounds = (n + P - 1) / P;
   auto kwidth = [&](int r) { return n - r * P < P ? n - r * P : P; };
-  // Cluster barriers in two halves (arrive, then wait): a thread arrives as soon as what the
-  // barrier guards is done on its side, and works on until it needs the others.
-  auto arrive = [] { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); };
-  auto wait = [] { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); };
+  // One cluster barrier: what any block wrote to its shared memory before it is visible to every
+  // block after it. (Split barriers, arrive early and wait late, were slower: 53.4 against
+  // 50.0 us at n = 256 int32 on an H100, and compute-sanitizer never returned from them.)
+  auto cluster_sync = [] {
+    asm volatile(
+        "barrier.cluster.arrive.release.aligned;\n"
+        "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  };
   if (rank == 0 && tid < 64) close_pivot(reg, 0, kwidth(0));  // phase 1 of round 0
-  arrive();
   for (int r = 0; r < rounds; ++r) {
     const int pa = r / per, po = (r % per) * P;  // pivot block row/column, offset in region
     const bool row_band = a == pa, col_band = b == pa;
-    wait();  // pivot tile r is closed; every block has copied the panels of round r - 1
+    cluster_sync();  // pivot tile r is closed; every block is done with round r - 1
     if (row_band || col_band) {
       // phase 2: two 32 x 32 panel tiles per block, threads 0..127 the first, 128..255 the
       // second, 2 x 4 elements each: the block's part of the pivot rows (P* (x) R), of the pivot
@@ -212,8 +214,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
 #pragma unroll
         for (int j = 0; j < 4; ++j) reg[(i0 + ri + i) * W + j0 + ci + j] = c[i][j];
     }
-    arrive();
-    wait();  // the panels of round r are final
+    cluster_sync();  // the panels of round r are final
     // phase 3: the panels stay as they are (other blocks may be copying them)
     {
       BlockCopy<T, W, P> cc;
@@ -224,7 +225,6 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
       rc.store(rowbuf, W);
     }
     const bool closes_next = r + 1 < rounds && a == (r + 1) / per && b == (r + 1) / per;
-    if (!(closes_next && tid < 64)) arrive();  // this thread is done reading round r's panels
     __syncthreads();
     // Phase 3 on TM x TN elements at (i0, j0) of the region, per thread.
     auto update = [&](auto tm, auto tn, int i0, int j0) {
@@ -251,7 +251,6 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
       __syncthreads();
       if (tid < 64) {
         close_pivot(reg, np, kwidth(r + 1));
-        arrive();
       } else {
         const int t = tid - 64, s = t / 64, u = t % 64;
         const int tile = s + (s >= np / P * (per + 1));  // of the 2 x 2, skipping the next pivot
@@ -262,7 +261,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
     }
     __syncthreads();
   }
-  wait();  // no block reads this one's shared memory any more
+  cluster_sync();  // no block reads this one's shared memory any more
 
 #pragma unroll
   for (int q = 0; q < Q; ++q) {
