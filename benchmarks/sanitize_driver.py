@@ -25,6 +25,7 @@ from apsp import _core
 
 
 NO_CLUSTER = "--no-cluster" in sys.argv
+PLANS = [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k64d", "k64o"]
 
 
 def solve(g, engine, pred=False, directed=True, unweighted=False):
@@ -51,7 +52,7 @@ def solve_as_chosen(g, engine, pred, directed, unweighted):
 
 def main() -> None:
     checked = 0
-    for plan in [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k64d", "k64o"]:
+    for plan in PLANS:
         if plan == "auto":
             os.environ.pop("APSP_CUDA_TILES", None)
         else:

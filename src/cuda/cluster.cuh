@@ -176,8 +176,10 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   const int rounds = (n + P - 1) / P;
   auto kwidth = [&](int r) { return n - r * P < P ? n - r * P : P; };
   // One cluster barrier: what any block wrote to its shared memory before it is visible to every
-  // block after it. (Split barriers, arrive early and wait late, were slower: 53.4 against
-  // 50.0 us at n = 256 int32 on an H100, and compute-sanitizer never returned from them.)
+  // thread of every block after it, so it also does the work of a __syncthreads. The .aligned
+  // form: cg's cluster.sync() compiles to twice the barrier code. (Split barriers, arrive early
+  // and wait late, were slower: 53.4 against 50.0 us at n = 256 int32 on an H100, and
+  // compute-sanitizer never returned from them.)
   auto cluster_sync = [] {
     asm volatile(
         "barrier.cluster.arrive.release.aligned;\n"
@@ -259,7 +261,6 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
     } else {
       update(four{}, four{}, 4 * ty, 4 * tx);
     }
-    __syncthreads();
   }
   cluster_sync();  // no block reads this one's shared memory any more
 
