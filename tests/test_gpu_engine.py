@@ -242,8 +242,8 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
     np.testing.assert_array_equal(dist[i, k].astype(exact) + w, dist[i, j].astype(exact))
 
 
-def plan_of(capfd, solve):
-    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the plan the engine printed)."""
+def trace_of(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the engine's plan line)."""
     os.environ["APSP_CUDA_TRACE"] = "1"
     try:
         capfd.readouterr()
@@ -252,7 +252,13 @@ def plan_of(capfd, solve):
         del os.environ["APSP_CUDA_TRACE"]
     lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("apsp cuda: plan ")]
     assert len(lines) == 1, lines
-    return out, lines[0].split()[3].rstrip(",")
+    return out, lines[0]
+
+
+def plan_of(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the plan the engine printed)."""
+    out, line = trace_of(capfd, solve)
+    return out, line.split()[3].rstrip(",")
 
 
 # Integers with positive weights and short enough paths take the tagged plan (phase 3 finds the
@@ -318,6 +324,82 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
                     assert path[0] == i and path[-1] == j
                     length = sum(float(g[a, b]) for a, b in zip(path, path[1:]))
                     assert length == pytest.approx(float(dist[i, j]), rel=1e-5)
+
+
+# Float graphs whose weights are all positive integers (the input scan of a checked solve says so)
+# run the round loops of their integer twin on the same buffer, converted in place and back: every
+# sum is exact in both dtypes, so the results equal the CPU engine's bit for bit. Sizes: ragged
+# and whole tiles, and both deeper round loops.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [257, 300, 1000, 4097])
+def test_integer_weighted_floats_run_integer_kernels(n, dtype, rng, capfd):
+    g = random_graph(n, dtype, rng, negative=False)
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    assert line.endswith(f"{np.dtype(dtype).name} on integer kernels, n = {n}"), line
+    want = cpu_solve(g)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+# The twin's choice: fractional, zero and negative weights, path lengths past the float32 bound
+# (2^24) and a forced plan keep the float kernels; undirected and unweighted graphs (the rules
+# run first) and progress reports take the twin. Results equal the CPU engine's either way.
+@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "forced",
+                                  "undirected", "unweighted", "progress"])
+def test_integer_twin_choice(case, rng, capfd, monkeypatch):
+    n = 300
+    g = random_graph(n, np.float32, rng, negative=False)
+    kw = {}
+    if case == "fractional":
+        g[5, 7] = 2.5
+    elif case == "zero":
+        g[5, 7] = 0.0
+    elif case == "negative":
+        g[5, 7] = -1.0
+    elif case == "long_paths":
+        g[5, 7] = np.ceil(2.0 ** 24 / (n - 1)) + 1  # an integer, but (n - 1) * max w > 2^24
+    elif case == "forced":
+        monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
+    elif case == "undirected":
+        kw = {"directed": False}
+    elif case == "unweighted":
+        g[np.isfinite(g)] += 0.25
+        kw = {"unweighted": True}
+    else:
+        reports = []
+        kw = {"progress": lambda done, total: reports.append((done, total))}
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
+    twin = case in ("undirected", "unweighted", "progress")
+    assert line.endswith("on integer kernels, n = 300") == twin, line
+    np.testing.assert_array_equal(got, cpu_solve(g, **{k: v for k, v in kw.items()
+                                                       if k != "progress"}))
+    if case == "progress":
+        assert reports and reports[-1] == (5, 5)
+
+
+# One device buffer solved with the twin, then with the float kernels (a fractional weight), then
+# with the twin again: the cached CUDA graphs of the two plans (same buffer, n and leading
+# dimension) are told apart.
+def test_integer_twin_and_float_kernels_share_a_buffer(torch, rng, capfd):
+    n = 300
+    g = random_graph(n, np.float32, rng, negative=False)
+    f = g.copy()
+    f[5, 7] = 2.5
+    buf = torch.empty((n, n + 3), dtype=torch.float32, device="cuda")
+    view = buf[:, :n]
+    s = torch.cuda.current_stream()
+
+    def solve(graph):
+        view.copy_(torch.from_numpy(graph))
+        _core.solve_device(view.data_ptr(), n, buf.stride(0), "float32", 0, 0,
+                           torch.cuda.current_device(), s.cuda_stream, True, False, True, True, None)
+        s.synchronize()
+        return view.cpu().numpy()
+
+    for graph, twin in ((g, True), (f, False), (g, True)):
+        got, line = trace_of(capfd, lambda: solve(graph))
+        assert line.endswith("on integer kernels, n = 300") == twin, line
+        np.testing.assert_array_equal(got, cpu_solve(graph))
 
 
 # The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the

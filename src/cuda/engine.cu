@@ -97,7 +97,9 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
-// Floats with integer weights take the tagged plan of the integer type of the same size.
+// Floats whose weights are all positive integers run the plans of the integer type of the same
+// size on the same buffer (solve_on_stream): the tagged plan with predecessors, the round loops
+// without.
 template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
@@ -160,7 +162,8 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool cluster_ok) {
 }
 
 // The one run-time -> compile-time dispatch of the CUDA engine. Floats take the tagged plan of
-// their integer twin (only when every weight is an integer: solve_on_stream).
+// their integer twin (only when every weight is an integer: solve_on_stream, which also runs the
+// twin's round loops through here).
 template <class T, class F>
 void with_tiles(Tiles t, F&& f) {
   switch (t) {
@@ -581,7 +584,7 @@ struct GraphKey {
   int64_t n, ld;
   int32_t* p;
   int64_t pld;
-  int dtype, tiles;
+  int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
   bool operator==(const GraphKey& o) const {
     return std::tie(device, d, n, ld, p, pld, dtype, tiles) ==
            std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles);
@@ -652,14 +655,16 @@ struct SolveScratch {
 };
 
 // The rounds of one plan, between the statistics and the negative-cycle readout. V is the
-// matrix's dtype: the plan's own, or a float dtype whose integer weights run the integer tagged
-// plan on the same buffer (the tagged plan's pack after the rules converts, its unpack before
-// finalize converts back).
+// matrix's dtype: the plan's own, or a float dtype whose integer weights run a plan of its
+// integer twin on the same buffer (a round loop or the tagged plan: the pack after the rules
+// converts, the unpack before finalize converts back).
 template <class P, class V = typename P::type>
 void run_plan(const Job& job, const Options& opt, int device, cudaStream_t stream, Tiles tiles,
-              const SolveScratch& sc, DType dtype) {
+              const SolveScratch& sc) {
   using T = typename P::type;
-  static_assert(std::is_same_v<T, V> || P::tagged, "only the tagged plan runs on converted values");
+  static_assert(std::is_same_v<T, V> || !(P::small || P::cluster),
+                "the one-launch plans run on the matrix's own dtype");
+  constexpr bool packs = P::tagged || !std::is_same_v<T, V>;
   const int64_t n = job.n, ld = job.ld;
   prepare_kernels<P>(device);
   auto report_at_end = [&](int64_t rounds) {  // the one-launch plans: all rounds at once
@@ -687,9 +692,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
                                                    opt.unweighted);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
-    if constexpr (P::tagged) {
-      tags_pack_kernel<V, T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("tags_pack_kernel");
+    if constexpr (packs) {
+      pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("pack_kernel");
     }
 
     const int64_t nb = (n + P::K - 1) / P::K;
@@ -698,16 +703,16 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-      const GraphKey key{device, job.d, n, ld, job.p, job.pld, int(dtype), int(tiles)};
+      const GraphKey key{device, job.d, n, ld, job.p, job.pld, int(Semiring<T>::dtype), int(tiles)};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
       APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     } else {
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
 
-    if constexpr (P::tagged) {
-      tags_unpack_kernel<T, V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("tags_unpack_kernel");
+    if constexpr (packs) {
+      unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
     finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
@@ -743,7 +748,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
     APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
   }
-  bool tagged_fits = false;
+  bool tagged_fits = false, twin_fits = false;
   if (scan) {
     const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
                                 unsigned(std::min<int64_t>(n, 256)));
@@ -766,29 +771,52 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       positive = integral = true;
     }
     if (opt.check_input) check_input_stats(dist, s);
-    // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range;
-    // for floats also integer weights, no NaN or -inf, and path lengths exact in F.
-    if (tagged_candidate) {
-      if constexpr (std::is_integral_v<T>) {
-        tagged_fits = positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
-      } else {
-        using I = typename IntegerTwin<T>::type;
-        const double longest = double(std::min<int64_t>(Tags<I>::max_length,
-                                                        int64_t(1) << std::numeric_limits<T>::digits));
-        tagged_fits = positive && integral && s.first_nan < 0 && s.first_neg_inf < 0 &&
-                      s.max_abs_float * double(n - 1) <= longest;
-      }
+    // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
+    // Floats whose weights are all positive integers, every path length exact in the float type
+    // and within the integer twin's range, run the twin's kernels (the tagged plan with
+    // predecessors, the round loops without): the same results, since every sum is exact, and
+    // one instruction per min-plus step (VIADDMNMX) where float32 needs two.
+    if constexpr (std::is_integral_v<T>) {
+      tagged_fits = tagged_candidate &&
+                    positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+    } else {
+      using I = typename IntegerTwin<T>::type;
+      const bool whole = positive && integral && s.first_nan < 0 && s.first_neg_inf < 0;
+      auto within = [&](int64_t longest) {
+        longest = std::min<int64_t>(longest, int64_t(1) << std::numeric_limits<T>::digits);
+        return s.max_abs_float * double(n - 1) <= double(longest);
+      };
+      tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
+      twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
     }
   }
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, cluster_ok);
+  // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
+  // runs the kernels of the matrix's own dtype.
+  const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && tiles != Tiles::small &&
+                    tiles != Tiles::cluster;
   if (std::getenv("APSP_CUDA_TRACE"))  // diagnostics, and how the tests see which plan ran
-    std::fprintf(stderr, "apsp cuda: plan %s, %s, n = %lld\n", tiles_name(tiles),
-                 dtype_name(dist.dtype), static_cast<long long>(n));
-  with_tiles<T>(tiles, [&](auto plan) {
-    run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc, dist.dtype);
-  });
+    std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
+                 dtype_name(dist.dtype), twin ? " on integer kernels" : "",
+                 static_cast<long long>(n));
+  if constexpr (!std::is_integral_v<T>) {
+    if (twin) {
+      with_tiles<typename IntegerTwin<T>::type>(tiles, [&](auto plan) {
+        using P = decltype(plan);
+        if constexpr (P::small || P::cluster || P::pred)
+          throw CudaError(std::string("internal error: no integer twin for plan ") +
+                          tiles_name(tiles));
+        else
+          run_plan<P, T>(job, opt, device, stream, tiles, sc);
+      });
+    }
+  }
+  if (!twin)
+    with_tiles<T>(tiles, [&](auto plan) {
+      run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
+    });
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {

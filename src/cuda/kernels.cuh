@@ -220,27 +220,32 @@ __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_
   each_element(n, [&](int64_t i, int64_t j) { finalize_at(d, ld, p, pld, st, negative, i, j); });
 }
 
-// ---- the tagged plan's value transforms (tagged.cuh) -------------------------------------------
-// In place, after the rules: w (>= 0 here) -> w << bits as T, "no edge" -> Tags::inf. V is the
-// matrix's dtype: T itself, or a float dtype of T's size whose weights are all integers (the
-// scan checked that every path length is exact in both), which runs its integer twin's plan.
-template <class V, class T>
-__global__ void tags_pack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+// ---- values in another dtype's kernels (engine.cu) and the tagged plan's (tagged.cuh) ---------
+// In place, after the rules: w (>= 0 here) -> w as T, shifted left by Tags::bits for the tagged
+// plan; "no edge" -> T's (or Tags') infinity. V is the matrix's dtype: T itself (tagged plan), or
+// a float dtype of T's size whose weights are all integers (the scan checked that every path
+// length is exact in both), which runs its integer twin's plan.
+template <class V, class T, bool Tagged>
+__global__ void pack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
   static_assert(sizeof(V) == sizeof(T), "in place: same element size");
+  constexpr int shift = Tagged ? Tags<T>::bits : 0;
+  const T inf = Tagged ? Tags<T>::inf : Semiring<T>::inf();
   each_element(n, [&](int64_t i, int64_t j) {
     const V w = static_cast<V*>(d)[i * ld + j];
     const bool none =
         std::is_floating_point_v<V> ? w == Semiring<V>::inf() : w >= V(Tags<T>::no_edge);
-    static_cast<T*>(d)[i * ld + j] = none ? Tags<T>::inf : T(T(w) << Tags<T>::bits);
+    static_cast<T*>(d)[i * ld + j] = none ? inf : T(T(w) << shift);
   });
 }
 
 // Before finalize: back to plain values of V (V's "no edge" where no path).
-template <class T, class V>
-__global__ void tags_unpack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+template <class T, class V, bool Tagged>
+__global__ void unpack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+  constexpr int shift = Tagged ? Tags<T>::bits : 0;
+  const T inf = Tagged ? Tags<T>::inf : Semiring<T>::inf();
   each_element(n, [&](int64_t i, int64_t j) {
     const T w = static_cast<T*>(d)[i * ld + j];
-    static_cast<V*>(d)[i * ld + j] = w >= Tags<T>::inf ? Semiring<V>::inf() : V(w >> Tags<T>::bits);
+    static_cast<V*>(d)[i * ld + j] = w >= inf ? Semiring<V>::inf() : V(w >> shift);
   });
 }
 
