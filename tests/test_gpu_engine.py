@@ -294,8 +294,10 @@ def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
 # Float graphs the tagged plan cannot take exactly keep the general plan: a fractional weight, a
 # zero weight, a negative one, and path lengths past the float32 bound (2^22 - 2). Unit weights
 # from `unweighted` take it whatever the raw weights are.
-@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "unweighted"])
-def test_float_predecessor_plan_choice(case, rng, capfd):
+def plan_choice_graph(case: str, rng, longest: float):
+    """A float32 graph (n = 300, positive integer weights) changed for one plan-choice case, and
+    the solve's keywords: one fractional, zero or negative weight; an integer weight making
+    (n - 1) * max w exceed `longest`; fractional weights solved as unweighted."""
     n = 300
     g = random_graph(n, np.float32, rng, negative=False)
     kw = {}
@@ -306,10 +308,17 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
     elif case == "negative":
         g[5, 7] = -1.0
     elif case == "long_paths":
-        g[5, 7] = np.ceil(2.0 ** 22 / (n - 1))  # an integer, but (n - 1) * max w > 2^22 - 2
-    else:
+        g[5, 7] = np.floor(longest / (n - 1)) + 1
+    elif case == "unweighted":
         g[np.isfinite(g)] += 0.25
         kw = {"unweighted": True}
+    return g, kw
+
+
+@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "unweighted"])
+def test_float_predecessor_plan_choice(case, rng, capfd):
+    n = 300
+    g, kw = plan_choice_graph(case, rng, 2.0 ** 22 - 2)
     (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True, **kw))
     assert plan == ("tagged" if case == "unweighted" else "pred32")
     assert_same(dist, cpu_solve(g, **kw))
@@ -347,25 +356,12 @@ def test_integer_weighted_floats_run_integer_kernels(n, dtype, rng, capfd):
 @pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "forced",
                                   "undirected", "unweighted", "progress"])
 def test_integer_twin_choice(case, rng, capfd, monkeypatch):
-    n = 300
-    g = random_graph(n, np.float32, rng, negative=False)
-    kw = {}
-    if case == "fractional":
-        g[5, 7] = 2.5
-    elif case == "zero":
-        g[5, 7] = 0.0
-    elif case == "negative":
-        g[5, 7] = -1.0
-    elif case == "long_paths":
-        g[5, 7] = np.ceil(2.0 ** 24 / (n - 1)) + 1  # an integer, but (n - 1) * max w > 2^24
-    elif case == "forced":
+    g, kw = plan_choice_graph(case, rng, 2.0 ** 24)
+    if case == "forced":
         monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
     elif case == "undirected":
         kw = {"directed": False}
-    elif case == "unweighted":
-        g[np.isfinite(g)] += 0.25
-        kw = {"unweighted": True}
-    else:
+    elif case == "progress":
         reports = []
         kw = {"progress": lambda done, total: reports.append((done, total))}
     got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
