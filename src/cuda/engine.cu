@@ -161,22 +161,37 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool cluster_ok) {
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
-// The one run-time -> compile-time dispatch of the CUDA engine. Floats take the tagged plan of
-// their integer twin (only when every weight is an integer: solve_on_stream, which also runs the
-// twin's round loops through here).
+// The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
+// where `twin` says every weight is an integer (solve_on_stream). The tagged plan of a float
+// matrix is always its twin's; the one-launch plans and pred32 always run on T itself.
+template <class T, Tiles K, class F>
+void with_plan(bool twin, F&& f) {
+  using I = typename IntegerTwin<T>::type;
+  constexpr bool floats = std::is_floating_point_v<T>;
+  if constexpr (floats && K == Tiles::tagged) {
+    f(Plan<I, K>{});
+  } else if constexpr (floats && K != Tiles::small && K != Tiles::cluster && K != Tiles::pred32) {
+    if (twin)
+      f(Plan<I, K>{});
+    else
+      f(Plan<T, K>{});
+  } else {
+    f(Plan<T, K>{});
+  }
+}
+
+// The one run-time -> compile-time dispatch of the CUDA engine.
 template <class T, class F>
-void with_tiles(Tiles t, F&& f) {
+void with_tiles(Tiles t, bool twin, F&& f) {
   switch (t) {
-    case Tiles::k64o: return f(Plan<T, Tiles::k64o>{});
-    case Tiles::k64q: return f(Plan<T, Tiles::k64q>{});
-    case Tiles::k64d: return f(Plan<T, Tiles::k64d>{});
-    case Tiles::k64w: return f(Plan<T, Tiles::k64w>{});
-    case Tiles::pred32: return f(Plan<T, Tiles::pred32>{});
-    case Tiles::small: return f(Plan<T, Tiles::small>{});
-    case Tiles::cluster: return f(Plan<T, Tiles::cluster>{});
-    case Tiles::tagged:
-      if constexpr (std::is_integral_v<T>) return f(Plan<T, Tiles::tagged>{});
-      else return f(Plan<typename IntegerTwin<T>::type, Tiles::tagged>{});
+    case Tiles::k64o: return with_plan<T, Tiles::k64o>(twin, f);
+    case Tiles::k64q: return with_plan<T, Tiles::k64q>(twin, f);
+    case Tiles::k64d: return with_plan<T, Tiles::k64d>(twin, f);
+    case Tiles::k64w: return with_plan<T, Tiles::k64w>(twin, f);
+    case Tiles::pred32: return with_plan<T, Tiles::pred32>(twin, f);
+    case Tiles::small: return with_plan<T, Tiles::small>(twin, f);
+    case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, f);
+    case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, f);
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
@@ -801,22 +816,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype), twin ? " on integer kernels" : "",
                  static_cast<long long>(n));
-  if constexpr (!std::is_integral_v<T>) {
-    if (twin) {
-      with_tiles<typename IntegerTwin<T>::type>(tiles, [&](auto plan) {
-        using P = decltype(plan);
-        if constexpr (P::small || P::cluster || P::pred)
-          throw CudaError(std::string("internal error: no integer twin for plan ") +
-                          tiles_name(tiles));
-        else
-          run_plan<P, T>(job, opt, device, stream, tiles, sc);
-      });
-    }
-  }
-  if (!twin)
-    with_tiles<T>(tiles, [&](auto plan) {
-      run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
-    });
+  with_tiles<T>(tiles, twin, [&](auto plan) {
+    run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
+  });
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {
