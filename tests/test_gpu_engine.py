@@ -242,17 +242,28 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
     np.testing.assert_array_equal(dist[i, k].astype(exact) + w, dist[i, j].astype(exact))
 
 
-def trace_of(capfd, solve):
-    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the engine's plan line)."""
+def trace_lines(capfd, solve, *prefixes: str):
+    """Run `solve` with APSP_CUDA_TRACE=1: (its result, the engine's lines starting with one of
+    `prefixes`)."""
     os.environ["APSP_CUDA_TRACE"] = "1"
     try:
         capfd.readouterr()
         out = solve()
     finally:
         del os.environ["APSP_CUDA_TRACE"]
-    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("apsp cuda: plan ")]
+    return out, [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith(prefixes)]
+
+
+def trace_of(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1 and return (its result, the engine's plan line)."""
+    out, lines = trace_lines(capfd, solve, "apsp cuda: plan ")
     assert len(lines) == 1, lines
     return out, lines[0]
+
+
+def argmin_trace(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1: (its result, the plan line and any argmin line)."""
+    return trace_lines(capfd, solve, "apsp cuda: plan ", "apsp cuda: argmin ")
 
 
 def plan_of(capfd, solve):
@@ -291,9 +302,9 @@ def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
     assert_tight_predecessors(g, dist, pred)
 
 
-# Float graphs the tagged plan cannot take exactly keep the general plan: a fractional weight, a
-# zero weight, a negative one, and path lengths past the float32 bound (2^22 - 2). Unit weights
-# from `unweighted` take it whatever the raw weights are.
+# Float graphs the tagged plan cannot take exactly: positive float32 weights (a fractional one, or
+# path lengths past the tags' bound of 2^22 - 2) take the argmin plan, a zero or a negative weight
+# the general plan. Unit weights from `unweighted` take the tagged plan whatever the raw weights are.
 def plan_choice_graph(case: str, rng, longest: float):
     """A float32 graph (n = 300, positive integer weights) changed for one plan-choice case, and
     the solve's keywords: one fractional, zero or negative weight; an integer weight making
@@ -320,7 +331,8 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
     n = 300
     g, kw = plan_choice_graph(case, rng, 2.0 ** 22 - 2)
     (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True, **kw))
-    assert plan == ("tagged" if case == "unweighted" else "pred32")
+    assert plan == {"unweighted": "tagged", "fractional": "argmin", "long_paths": "argmin"}.get(
+        case, "pred32")
     assert_same(dist, cpu_solve(g, **kw))
     effective = np.where(np.isfinite(g), 1, np.inf).astype(np.float32) if kw else g
     if case in ("unweighted", "long_paths"):
@@ -396,6 +408,79 @@ def test_integer_twin_and_float_kernels_share_a_buffer(torch, rng, capfd):
         got, line = trace_of(capfd, lambda: solve(graph))
         assert line.endswith("on integer kernels, n = 300") == twin, line
         np.testing.assert_array_equal(got, cpu_solve(graph))
+
+
+def fractional_graph(n: int, rng) -> np.ndarray:
+    """A float32 graph of positive fractional weights (1 .. 60), with unreachable pairs."""
+    return random_graph(n, np.float32, rng, negative=False) + rng.random((n, n)).astype(np.float32)
+
+
+def assert_float_paths(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
+                       strictly_closer: bool) -> None:
+    """pred is -9999 exactly on the diagonal and where unreachable; where `strictly_closer`, every
+    predecessor is strictly closer to its source than its vertex (so no chain can loop); the paths
+    of rows 0 and n // 2 step along edges and have the lengths dist reports (float rounding)."""
+    n = g.shape[0]
+    none = ~np.isfinite(dist) | np.eye(n, dtype=bool)
+    assert (pred[none] == -9999).all()
+    i, j = np.nonzero(~none)
+    k = pred[i, j].astype(np.int64)
+    assert ((k >= 0) & (k < n) & (k != j)).all()
+    assert np.isfinite(g[k, j]).all()
+    if strictly_closer:
+        assert (dist[i, k] < dist[i, j]).all()
+    for i in (0, n // 2):
+        for j in range(n):
+            if not none[i, j]:
+                path = apsp.path(pred, i, j)
+                assert path[0] == i and path[-1] == j and len(path) == len(set(path))
+                length = sum(float(g[a, b]) for a, b in zip(path, path[1:]))
+                assert length == pytest.approx(float(dist[i, j]), rel=1e-5)
+
+
+# Positive fractional float32 weights take the argmin plan (phase 3 keeps the winning group of
+# pivots per element and finds the pivot in it before the store; engine.cu), whose predecessors
+# are checked to be strictly closer. Sizes: one super-round and a bit (129), ragged tiles of every
+# kind, and n large enough for interior tiles.
+@pytest.mark.parametrize("n", [129, 200, 257, 300, 1000, 2101])
+def test_fractional_float32_predecessors(n, rng, capfd):
+    g = fractional_graph(n, rng)
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert_same(dist, cpu_solve(g))
+    assert_float_paths(g, dist, pred, strictly_closer=True)
+
+
+# The argmin plan on device views: a leading dimension that is not a multiple of 16 bytes (the
+# 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
+@pytest.mark.parametrize("n", [300, 2101])
+@pytest.mark.parametrize("pad", [13, 16])
+def test_fractional_float32_predecessors_device_views(torch, n, pad, rng, capfd):
+    g = fractional_graph(n, rng)
+    (dist, pred), lines = argmin_trace(
+        capfd, lambda: gpu_device_solve(torch, g, pad=pad - n % 16 if pad == 16 else pad, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert_same(dist, cpu_solve(g))
+    assert_float_paths(g, dist, pred, strictly_closer=True)
+
+
+# Where float rounding makes a predecessor as far as its vertex (1e8 + 1.5 == 1e8 in float32), the
+# argmin plan's check fails and the engine solves again on the general plan, whose (length, hops)
+# step keeps the chains loop-free: the paths still lead back to the source.
+def test_argmin_predecessors_solved_again_where_rounding_ties(rng, capfd):
+    n = 200
+    g = np.full((n, n), np.inf, np.float32)
+    np.fill_diagonal(g, 0)
+    g[0, 1] = 1e8
+    g[np.arange(1, n - 1), np.arange(2, n)] = 1.5
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}",
+                     "apsp cuda: argmin predecessors not strictly closer (float rounding): "
+                     "solved again on pred32"]
+    assert dist[0, 2] == dist[0, 1]
+    assert_same(dist, cpu_solve(g))
+    assert_float_paths(g, dist, pred, strictly_closer=False)
+    assert apsp.path(pred, 0, n - 1) == list(range(n))
 
 
 # The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the

@@ -1,7 +1,8 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
 // phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block) and
-// n <= 256 (one thread-block cluster), CUDA-graph replay for small n, and the entry points of
+// n <= 256 (one thread-block cluster), the argmin plan's predecessor check and its fallback
+// (solve_argmin), CUDA-graph replay for small n, and the entry points of
 // apsp.hpp. Kernels live in kernels.cuh, small.cuh, cluster.cuh and tagged.cuh, host staging in
 // staging.cpp.
 #include <cuda_runtime.h>
@@ -40,7 +41,7 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, small, cluster };
+enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, argmin, small, cluster };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
@@ -51,6 +52,7 @@ const char* tiles_name(Tiles t) {
     case Tiles::k64w: return "k64w";
     case Tiles::pred32: return "pred32";
     case Tiles::tagged: return "tagged";
+    case Tiles::argmin: return "argmin";
   }
   return "?";
 }
@@ -75,9 +77,9 @@ struct Plan64 {
   // 8-byte types: 2, all that shared memory holds.
   static constexpr int MINB = sizeof(T) == 4 ? 3 : 2;
   using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
-  static constexpr bool pred = false, small = false, cluster = false, tagged = false;
+  static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, false>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, Track::None>;
   using PP = PivotPanels<T, K, 4>;  // phases 1 and 2 in one launch (k64w)
   static constexpr auto pivot_panels = pivot_panels_kernel<T, K, 4>;
 };
@@ -93,7 +95,7 @@ template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
-  static constexpr bool pred = true, small = false, cluster = false, tagged = false;
+  static constexpr bool pred = true, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
@@ -113,18 +115,37 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
   static constexpr bool tagged = true;
   static constexpr int depth = Deep::depth, TK = Deep::K;
   using G = typename Deep::G;
-  static constexpr auto gemm = minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, true>;
+  static constexpr auto gemm =
+      minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, Track::Tags>;
+};
+// With predecessors for float32 graphs of positive weights that the tagged plan cannot take
+// (fractional weights, or paths too long for the tags): the tagged plan's super-rounds, with
+// phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: the hop buffer
+// holds the input meanwhile, solve_on_stream) and phase 3 at k-depth 128 by the GEMM tracking
+// the winning group of pivots (kernels.cuh, Track::Argmin). Float rounding can make a
+// predecessor as far as its successor (x + w == x); solve_on_stream checks every predecessor
+// afterwards and, where one is not strictly closer, solves again on the pred32 plan.
+template <class T>
+struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
+  static_assert(std::is_same_v<T, float>, "the input waits in the 4-byte hop buffer");
+  static constexpr bool argmin = true;
+  static constexpr auto pivot = pivot_kernel<T, 32, 2, true, false>;
+  static constexpr auto gemm_pred = minplus_pred_kernel<T, 32, false>;
+  static constexpr int TK = 64, TN = 4, BK = 32, STAGES = 4, MINB = 3;
+  using G = ArgminGemm<T, TK, 8, TN, BK, STAGES, MINB>;
+  static constexpr int depth = G::depth;
+  static constexpr auto gemm = minplus_kernel<T, TK, 8, TN, BK, STAGES, MINB, Track::Argmin>;
 };
 
 template <class T>
 struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   using type = T;
-  static constexpr bool pred = false, small = true, cluster = false, tagged = false;
+  static constexpr bool pred = false, small = true, cluster = false, tagged = false, argmin = false;
 };
 template <class T>
 struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one launch (cluster.cuh)
   using type = T;
-  static constexpr bool pred = false, small = false, cluster = true, tagged = false;
+  static constexpr bool pred = false, small = false, cluster = true, tagged = false, argmin = false;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
@@ -134,11 +155,12 @@ struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one lau
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
 // 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`). With predecessors: the
-// tagged plan where `tagged_fits` (tagged.cuh), pred32 otherwise. APSP_CUDA_TILES=cluster|k64o|
+// tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (float32,
+// positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool cluster_ok) {
+Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
@@ -150,7 +172,10 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool cluster_ok) {
     for (Tiles t : forceable) names += std::string(names.empty() ? "" : ", ") + tiles_name(t);
     throw ValueError("APSP_CUDA_TILES=" + forced + " is not a plan; supported: " + names);
   }
-  if (pred) return tagged_fits && forced != "pred32" ? Tiles::tagged : Tiles::pred32;
+  if (pred) {
+    if (forced == "pred32") return Tiles::pred32;
+    return tagged_fits ? Tiles::tagged : argmin_fits ? Tiles::argmin : Tiles::pred32;
+  }
   if (force && *hit == Tiles::cluster && !cluster_ok)
     throw ValueError("APSP_CUDA_TILES=cluster needs n <= " + std::to_string(ClusterShape::max_n) +
                      " (n = " + std::to_string(n) +
@@ -192,6 +217,7 @@ void with_tiles(Tiles t, bool twin, F&& f) {
     case Tiles::small: return with_plan<T, Tiles::small>(twin, f);
     case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, f);
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, f);
+    case Tiles::argmin: break;  // float32 only, with its check: solve_argmin
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
@@ -454,16 +480,16 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       update(panels(nb, r), r);
     };
-    if constexpr (!P::tagged) {
+    if constexpr (!P::tagged && !P::argmin) {
       for (int64_t r = 0; r < nb; ++r) {
         pivot_and_panels(r);
         update(rest(nb, r, 1), r);
         after_round(r);
       }
     } else {
-      // tagged.cuh, on values shifted for the whole loop (run_plan): per super-round of m
-      // 32-wide blocks, their rows and columns by the pred32 kernels, then phase 3 (k-depth m K)
-      // with tagged B rows.
+      // Per super-round of m 32-wide blocks, their rows and columns by the pred32 kernels, then
+      // phase 3 (k-depth m K): with tagged B rows (tagged.cuh, on values shifted for the whole
+      // loop: run_plan), or tracking the winning group of pivots (argmin).
       using G = typename P::G;
       constexpr int m = P::depth / K;
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
@@ -475,13 +501,17 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         const Launch l = rest(tnb, k0 / P::TK, (kw + P::TK - 1) / P::TK);
         if (l.grid.x > 0) {
           const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
-          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
-          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          if constexpr (P::tagged) {
+            tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
+            APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          }
           P::gemm<<<l.grid, G::threads, G::smem_bytes, stream>>>(d, n, ld, job.p, job.pld, l.ts, k0,
                                                                  kw, aligned);
           APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
-          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
-          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          if constexpr (P::tagged) {
+            tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
+            APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          }
         }
         for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
       }
@@ -734,6 +764,38 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   }
 }
 
+// The argmin plan (float32, positive weights) with its check: the input waits in the hop buffer
+// (n x n, 4 bytes a pair, unused by this plan), every predecessor must then be strictly closer to
+// its source than its vertex (closer_check_kernel), and where one is not (float rounding), the
+// input is put back and solved again on the pred32 plan, whose (length, hops) step needs no check.
+void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
+                  const SolveScratch& sc) {
+  const int64_t n = job.n, ld = job.ld;
+  const size_t row = size_t(n) * sizeof(float), pitch = size_t(ld) * sizeof(float);
+  APSP_CUDA_CHECK(cudaMemcpy2DAsync(job.h, row, job.d, pitch, row, size_t(n),
+                                    cudaMemcpyDeviceToDevice, stream));
+  Job fast = job;
+  fast.h = nullptr;  // no hop counts: strict improvements
+  run_plan<Plan<float, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  const Elementwise ew = elementwise(n);
+  closer_check_kernel<float><<<ew.grid, ew.block, 0, stream>>>(static_cast<const float*>(job.d), n,
+                                                             ld, job.p, job.pld, sc.st);
+  APSP_CUDA_CHECK_LAUNCH("closer_check_kernel");
+  unsigned long long not_closer = 0;
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
+                                  cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!not_closer) return;
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: argmin predecessors not strictly closer (float rounding): "
+                         "solved again on pred32\n");
+  APSP_CUDA_CHECK(cudaMemcpy2DAsync(job.d, pitch, job.h, row, row, size_t(n),
+                                    cudaMemcpyDeviceToDevice, stream));
+  if (sc.negative)  // finalize counts negative diagonals again (none: positive weights)
+    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->negative_count, 0, sizeof(unsigned long long), stream));
+  run_plan<Plan<float, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
+}
+
 // Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
 // the caller raises NegativeCycleError once the results are where the caller wants them.
 template <class T>
@@ -763,7 +825,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
     APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
   }
-  bool tagged_fits = false, twin_fits = false;
+  bool tagged_fits = false, twin_fits = false, argmin_fits = false;
   if (scan) {
     const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
                                 unsigned(std::min<int64_t>(n, 256)));
@@ -803,11 +865,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       };
       tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
+      // The argmin plan: float32, every off-diagonal weight > 0, no NaN and no -inf.
+      argmin_fits = std::is_same_v<T, float> && tagged_candidate && !tagged_fits && positive &&
+                    s.first_nan < 0 && s.first_neg_inf < 0;
     }
   }
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
-  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, cluster_ok);
+  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok);
   // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
   // runs the kernels of the matrix's own dtype.
   const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && tiles != Tiles::small &&
@@ -816,9 +881,17 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype), twin ? " on integer kernels" : "",
                  static_cast<long long>(n));
-  with_tiles<T>(tiles, twin, [&](auto plan) {
-    run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
-  });
+  bool solved = false;
+  if constexpr (std::is_same_v<T, float>) {  // argmin_fits is only ever true for float32
+    if (tiles == Tiles::argmin) {
+      solve_argmin(job, opt, device, stream, sc);
+      solved = true;
+    }
+  }
+  if (!solved)
+    with_tiles<T>(tiles, twin, [&](auto plan) {
+      run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
+    });
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {

@@ -28,6 +28,7 @@ struct DeviceStats {
   unsigned long long negative_count;  // vertices with a negative diagonal after the solve
   unsigned long long nonpositive;     // 1 if an off-diagonal weight <= 0 or a diagonal < 0
   unsigned long long nonintegral;     // floats: 1 if a finite off-diagonal weight is not an integer
+  unsigned long long not_closer;      // argmin plan: 1 if a predecessor is not strictly closer
 };
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
@@ -259,11 +260,27 @@ __global__ void tags_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64
 }
 
 // ---- phase 1: closure of the pivot tile --------------------------------------------------------
+// One predecessor step: the (length, hops) step where Hops, else strict improvement (the argmin
+// plan, positive float32 weights: its chains are checked afterwards, engine.cu).
+template <bool Hops, class T>
+__device__ __forceinline__ void relax_step(T& c, int32_t& pc, uint32_t& hc, T a, T b, int32_t pb,
+                                           uint32_t ha, uint32_t hb) {
+  if constexpr (Hops) {
+    relax_pred(c, pc, hc, a, b, pb, ha, hb);
+  } else {
+    const T s = a + b;
+    if (s < c) {
+      c = s;
+      pc = pb;
+    }
+  }
+}
+
 // With predecessors: (K/E)^2 threads; thread (ty, tx) keeps elements (ty + R*a, tx + R*b),
 // R = K/E, with their predecessors and hop counts in registers (out-of-range ones at INF). Row k
 // and column k of the tile travel through double-buffered shared rows, so each pivot step costs
 // one barrier and no thread reads what another writes in the same step.
-template <class T, int K, int E>
+template <class T, int K, int E, bool Hops>
 __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E],
                                                 uint32_t (&hc)[E][E], int kw) {
   constexpr int R = K / E;
@@ -281,7 +298,7 @@ __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E
         for (int b = 0; b < E; ++b) {
           row_buf[buf][tx + R * b] = c[a][b];
           prow_buf[buf][tx + R * b] = pc[a][b];
-          hrow_buf[buf][tx + R * b] = hc[a][b];
+          if constexpr (Hops) hrow_buf[buf][tx + R * b] = hc[a][b];
         }
 #pragma unroll
     for (int b = 0; b < E; ++b)
@@ -289,7 +306,7 @@ __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E
 #pragma unroll
         for (int a = 0; a < E; ++a) {
           col_buf[buf][ty + R * a] = c[a][b];
-          hcol_buf[buf][ty + R * a] = hc[a][b];
+          if constexpr (Hops) hcol_buf[buf][ty + R * a] = hc[a][b];
         }
   };
   publish(0, 0);
@@ -305,8 +322,9 @@ __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E
     for (int a = 0; a < E; ++a)
 #pragma unroll
       for (int b = 0; b < E; ++b)
-        relax_pred(c[a][b], pc[a][b], hc[a][b], av[a], bv[b], prow_buf[buf][tx + R * b],
-                   hcol_buf[buf][ty + R * a], hrow_buf[buf][tx + R * b]);
+        relax_step<Hops>(c[a][b], pc[a][b], hc[a][b], av[a], bv[b], prow_buf[buf][tx + R * b],
+                         Hops ? hcol_buf[buf][ty + R * a] : 0u,
+                         Hops ? hrow_buf[buf][tx + R * b] : 0u);
     publish(k + 1, buf ^ 1);
     __syncthreads();
   }
@@ -370,8 +388,9 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   }
 }
 
-// Phase 1 as its own kernel: one block loads the pivot tile, closes it and stores it.
-template <class T, int K, int E, bool Pred>
+// Phase 1 as its own kernel: one block loads the pivot tile, closes it and stores it (with
+// predecessors: and their hop counts where Hops).
+template <class T, int K, int E, bool Pred, bool Hops = Pred>
 __global__ void __launch_bounds__((K / E) * (K / E))
     pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
                  uint32_t* __restrict__ h, int64_t hld, int64_t k0, int kw) {
@@ -389,11 +408,11 @@ __global__ void __launch_bounds__((K / E) * (K / E))
       c[a][b] = in ? d[(k0 + i) * ld + k0 + j] : Semiring<T>::inf();
       if constexpr (Pred) {
         pc[a][b] = in ? p[(k0 + i) * pld + k0 + j] : kNoPredecessor;
-        hc[a][b] = in ? h[(k0 + i) * hld + k0 + j] : 1u;
+        hc[a][b] = in && Hops ? h[(k0 + i) * hld + k0 + j] : 1u;
       }
     }
   if constexpr (Pred)
-    close_tile_pred<T, K, E>(c, pc, hc, kw);
+    close_tile_pred<T, K, E, Hops>(c, pc, hc, kw);
   else
     close_tile_fast<T, K, E>(c, kw);
 #pragma unroll
@@ -405,7 +424,7 @@ __global__ void __launch_bounds__((K / E) * (K / E))
         d[(k0 + i) * ld + k0 + j] = c[a][b];
         if constexpr (Pred) {
           p[(k0 + i) * pld + k0 + j] = pc[a][b];
-          h[(k0 + i) * hld + k0 + j] = hc[a][b];
+          if constexpr (Hops) h[(k0 + i) * hld + k0 + j] = hc[a][b];
         }
       }
     }
@@ -514,13 +533,39 @@ struct Gemm {
 //             column or pivot is harmless: min-plus is idempotent), guarded stores.
 enum class Mode { Interior, Edge, Any };
 
-// Tagged (integers only, tagged.cuh): B carries the tags of its pivot rows; before a result is
-// stored, a non-zero tag t becomes p[i][j] = p[k0 + t - 1][j] and is taken off the value.
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Tagged, Mode M>
+// Which pivot won each element, for the predecessors p[i][j] = p[k][j] written before a result is
+// stored (k the winning pivot row k0 + kk, final during phase 3):
+//   None:   no predecessors.
+//   Tags:   (integers only, tagged.cuh) B carries the tags of its pivot rows; a non-zero tag t of
+//           the result says kk = t - 1 and is taken off the value.
+//   Argmin: (floats) the k loop runs in groups of ArgminGroup pivots: each element takes the
+//           minimum m of the group's sums and, where m < C, C = m and the group's number goes to a
+//           byte per element in shared memory (one predicated store, no register). Per group of
+//           8 pivots that is 18 instructions against the plain step's 16. Every chunk stays in
+//           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so the epilogue
+//           finds kk in the last improving group: the first k whose sum equals the result bit for
+//           bit (min returns one of its operands; the sums are recomputed by the same FADD).
+//           Groups of 4, 8 and 16 measured 1.82, 1.80 and 2.03 ms per super-round at n = 10000
+//           (H100; the plain step 1.10 ms): the search costs what the tracking saves.
+enum class Track { None, Tags, Argmin };
+constexpr int ArgminGroup = 8;
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
+struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
+  static constexpr int depth = STAGES * BK;  // the largest kw: no stage is refilled
+  static_assert(depth / ArgminGroup <= 255, "group numbers fit a byte, 255 = none");
+  static constexpr size_t group_bytes = size_t(K) * K;
+  static constexpr size_t smem_bytes =
+      Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
+};
+
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                              int32_t* __restrict__ p, int64_t pld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
+  constexpr bool Tagged = Tr == Track::Tags, Argmin = Tr == Track::Argmin;
   static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
+  static_assert(!Argmin || (std::is_floating_point_v<T> && BK % ArgminGroup == 0),
+                "argmin tracking: floats, whole groups per chunk");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   const int tid = threadIdx.x;
@@ -605,7 +650,15 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
     return reinterpret_cast<T*>(c_first + uint64_t(unsigned(RY * a)) * row_bytes);
   };
 
+  // Argmin: the group number of element e of this thread, 255 where no group improved it.
+  unsigned char* group_of = reinterpret_cast<unsigned char*>(smem + STAGES * Cfg::STAGE_ELEMS) + tid;
+  if constexpr (Argmin) {
+#pragma unroll
+    for (int e = 0; e < TM * TN; ++e) group_of[e * threads] = 255;
+  }
+
   T c[TM][TN];
+  T m[Argmin ? TM : 1][Argmin ? TN : 1];  // Argmin: the minimum of the current group's sums
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
@@ -673,7 +726,29 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
         for (int a = 0; a < TM; ++a)
 #pragma unroll
-          for (int b = 0; b < TN; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a][kv], bv[b]);
+          for (int b = 0; b < TN; ++b) {
+            if constexpr (Argmin) {  // k4, kv: compile-time after unrolling
+              if ((k4 + kv) % ArgminGroup == 0)
+                m[a][b] = av[a][kv] + bv[b];
+              else
+                m[a][b] = Semiring<T>::relax(m[a][b], av[a][kv], bv[b]);
+            } else {
+              c[a][b] = Semiring<T>::relax(c[a][b], av[a][kv], bv[b]);
+            }
+          }
+      }
+      if constexpr (Argmin) {
+        if ((k4 + V) % ArgminGroup == 0) {  // the group's last pivot: fold it into C
+          const unsigned char q = (unsigned char)((chunk * BK + k4) / ArgminGroup);
+#pragma unroll
+          for (int a = 0; a < TM; ++a)
+#pragma unroll
+            for (int b = 0; b < TN; ++b)
+              if (m[a][b] < c[a][b]) {
+                c[a][b] = m[a][b];
+                group_of[(a * TN + b) * threads] = q;
+              }
+        }
       }
     }
   }
@@ -696,6 +771,38 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
           c[a][g * V + v] -= t;
         }
       }
+      if constexpr (Argmin) {
+        // The winning pivot of each improved element: the first k of its last improving group
+        // whose sum is the result (every chunk is still in its stage), without branches inside
+        // the group; then the predecessors of the pivot rows, all loads before any store.
+        int win[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int q = group_of[(a * TN + g * V + v) * threads];
+          win[v] = -1;
+          if (q != 255 && (M == Mode::Interior || gj + v < n)) {
+            const int k = q * ArgminGroup, kc = k % BK;
+            const T* stage = smem + (k / BK) * Cfg::STAGE_ELEMS;
+            const T* Ap = stage + (ty + RY * a) * Cfg::A_LD + kc;  // 16-byte aligned
+            const T* Bp = stage + Cfg::A_ELEMS + kc * K + (tx + RX * g) * V + v;
+            T av[ArgminGroup];
+#pragma unroll
+            for (int t = 0; t < ArgminGroup; t += V)
+              *reinterpret_cast<uint4*>(&av[t]) = *reinterpret_cast<const uint4*>(Ap + t);
+            int found = 0;
+#pragma unroll
+            for (int t = ArgminGroup - 1; t >= 0; --t)
+              found = av[t] + Bp[t * K] == c[a][g * V + v] ? t : found;
+            win[v] = ck(k + found);
+          }
+        }
+        int32_t pv[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) pv[v] = win[v] >= 0 ? p[(k0 + win[v]) * pld + gj + v] : 0;
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (win[v] >= 0) p[gi * pld + gj + v] = pv[v];
+      }
       if constexpr (M == Mode::Interior) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
       } else if (M == Mode::Edge && gj + V <= n) {
@@ -710,8 +817,8 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 }
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
-// predecessors when Tagged, else unused.
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, bool Tagged>
+// predecessors when Tr tracks the winning pivot, else unused.
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr>
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
                    TileSet ts, int64_t k0, int kw, bool aligned) {
@@ -719,14 +826,12 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(ts, K);
   if (!aligned)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Any>(d, n, ld, p, pld, k0, kw, tc,
-                                                                    smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Any>(d, n, ld, p, pld, k0, kw, tc, smem);
   else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Interior>(d, n, ld, p, pld, k0, kw,
-                                                                         tc, smem);
-  else
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tagged, Mode::Edge>(d, n, ld, p, pld, k0, kw, tc,
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior>(d, n, ld, p, pld, k0, kw, tc,
                                                                      smem);
+  else
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge>(d, n, ld, p, pld, k0, kw, tc, smem);
 }
 
 // ---- phases 1 and 2 in one launch (k64w rounds) ---------------------------------------------------
@@ -799,9 +904,9 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 // ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
 // Tile K x K (K = 32), 32 x 8 threads, K/8 elements each; A, B and B's predecessors go to shared
 // memory whole before anything is written (phase-2 aliasing). The predecessor of a path through
-// pivot k to j is pred[k][j], read from B's tile; hop counts travel with A and B for the
-// (length, hops) step.
-template <class T, int K>
+// pivot k to j is pred[k][j], read from B's tile; where Hops, hop counts travel with A and B for
+// the (length, hops) step (relax_step).
+template <class T, int K, bool Hops = true>
 __global__ void __launch_bounds__(K * 8)
     minplus_pred_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
                         int64_t pld, uint32_t* __restrict__ h, int64_t hld, TileSet ts, int64_t k0,
@@ -818,10 +923,12 @@ __global__ void __launch_bounds__(K * 8)
     const int64_t kk = k0 + (y < kw ? y : kw - 1);
     const int64_t ai = crow(tc.i0 + y), ak = k0 + (tx < kw ? tx : kw - 1), bj = crow(tc.j0 + tx);
     As[y][tx] = d[ai * ld + ak];
-    Ha[y][tx] = h[ai * hld + ak];
     Bs[y][tx] = d[kk * ld + bj];
     Ps[y][tx] = p[kk * pld + bj];
-    Hb[y][tx] = h[kk * hld + bj];
+    if constexpr (Hops) {
+      Ha[y][tx] = h[ai * hld + ak];
+      Hb[y][tx] = h[kk * hld + bj];
+    }
   }
   constexpr int E = K / 8;
   T c[E];
@@ -833,14 +940,14 @@ __global__ void __launch_bounds__(K * 8)
     const int64_t gi = crow(tc.i0 + ty + 8 * e);
     c[e] = d[gi * ld + crow(gj)];
     pc[e] = p[gi * pld + crow(gj)];
-    hc[e] = h[gi * hld + crow(gj)];
+    hc[e] = Hops ? h[gi * hld + crow(gj)] : 0u;
   }
   __syncthreads();
   for (int k = 0; k < kw; ++k)
 #pragma unroll
     for (int e = 0; e < E; ++e)
-      relax_pred(c[e], pc[e], hc[e], As[ty + 8 * e][k], Bs[k][tx], Ps[k][tx], Ha[ty + 8 * e][k],
-                 Hb[k][tx]);
+      relax_step<Hops>(c[e], pc[e], hc[e], As[ty + 8 * e][k], Bs[k][tx], Ps[k][tx],
+                       Hops ? Ha[ty + 8 * e][k] : 0u, Hops ? Hb[k][tx] : 0u);
   if (gj >= n) return;
 #pragma unroll
   for (int e = 0; e < E; ++e) {
@@ -848,9 +955,23 @@ __global__ void __launch_bounds__(K * 8)
     if (gi < n) {
       d[gi * ld + gj] = c[e];
       p[gi * pld + gj] = pc[e];
-      h[gi * hld + gj] = hc[e];
+      if constexpr (Hops) h[gi * hld + gj] = hc[e];
     }
   }
+}
+
+// ---- the argmin plan's check (engine.cu) -----------------------------------------------------------
+// Every predecessor q = p[i][j] (j != i) must be strictly closer to i than j: then every chain of
+// predecessors strictly shortens, so it cannot loop and ends at i. Exact arithmetic with positive
+// weights guarantees it; float rounding (a weight below the rounding step of a long path: x + w ==
+// x) can break it, and then the engine solves again on the general plan.
+template <class T>
+__global__ void closer_check_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
+                                    const int32_t* __restrict__ p, int64_t pld, DeviceStats* st) {
+  each_element(n, [&](int64_t i, int64_t j) {
+    const int32_t q = p[i * pld + j];
+    if (q >= 0 && i != j && !(d[i * ld + q] < d[i * ld + j])) atomicOr(&st->not_closer, 1ull);
+  });
 }
 
 }  // namespace apsp::cuda_detail
