@@ -225,19 +225,26 @@ def test_predecessors_describe_shortest_paths(n, dtype, rng):
                                        float(dist[i, j]), rtol=1e-5, atol=1e-3)
 
 
-def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None:
-    """Every pred[i, j] is an edge k -> j with dist[i, k] + w(k, j) == dist[i, j] (exactly: integer
-    weights), -9999 exactly where j is i or unreachable. With positive weights a chain of such
-    edges strictly shortens, so it reaches i: the paths have the lengths dist reports."""
+def predecessor_edges(g: np.ndarray, dist: np.ndarray, pred: np.ndarray):
+    """pred is -9999 exactly where j is i or unreachable, and every other pred[i, j] = k is a
+    vertex with an edge k -> j. Returns (i, j, k) of those pairs."""
     n = g.shape[0]
     inf = no_edge(g.dtype)
-    exact = np.float64 if g.dtype.kind == "f" else np.int64  # integer weights: exact in both
     none = (dist == inf) | np.eye(n, dtype=bool)
     assert (pred[none] == -9999).all()
     i, j = np.nonzero(~none)
     k = pred[i, j].astype(np.int64)
     assert ((k >= 0) & (k < n) & (k != j)).all()
     assert (g[k, j] != inf).all()
+    return i, j, k
+
+
+def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None:
+    """Every pred[i, j] is an edge k -> j with dist[i, k] + w(k, j) == dist[i, j] (exactly: integer
+    weights), -9999 exactly where j is i or unreachable. With positive weights a chain of such
+    edges strictly shortens, so it reaches i: the paths have the lengths dist reports."""
+    exact = np.float64 if g.dtype.kind == "f" else np.int64  # integer weights: exact in both
+    i, j, k = predecessor_edges(g, dist, pred)
     w = g[k, j].astype(exact)
     np.testing.assert_array_equal(dist[i, k].astype(exact) + w, dist[i, j].astype(exact))
 
@@ -421,17 +428,12 @@ def assert_float_paths(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
     predecessor is strictly closer to its source than its vertex (so no chain can loop); the paths
     of rows 0 and n // 2 step along edges and have the lengths dist reports (float rounding)."""
     n = g.shape[0]
-    none = ~np.isfinite(dist) | np.eye(n, dtype=bool)
-    assert (pred[none] == -9999).all()
-    i, j = np.nonzero(~none)
-    k = pred[i, j].astype(np.int64)
-    assert ((k >= 0) & (k < n) & (k != j)).all()
-    assert np.isfinite(g[k, j]).all()
+    i, j, k = predecessor_edges(g, dist, pred)
     if strictly_closer:
         assert (dist[i, k] < dist[i, j]).all()
     for i in (0, n // 2):
         for j in range(n):
-            if not none[i, j]:
+            if i != j and np.isfinite(dist[i, j]):
                 path = apsp.path(pred, i, j)
                 assert path[0] == i and path[-1] == j and len(path) == len(set(path))
                 length = sum(float(g[a, b]) for a, b in zip(path, path[1:]))

@@ -881,17 +881,19 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype), twin ? " on integer kernels" : "",
                  static_cast<long long>(n));
-  bool solved = false;
-  if constexpr (std::is_same_v<T, float>) {  // argmin_fits is only ever true for float32
-    if (tiles == Tiles::argmin) {
-      solve_argmin(job, opt, device, stream, sc);
-      solved = true;
-    }
-  }
-  if (!solved)
+  auto run_chosen = [&] {
     with_tiles<T>(tiles, twin, [&](auto plan) {
       run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
     });
+  };
+  if constexpr (std::is_same_v<T, float>) {  // argmin_fits is only ever true for float32
+    if (tiles == Tiles::argmin)
+      solve_argmin(job, opt, device, stream, sc);
+    else
+      run_chosen();
+  } else {
+    run_chosen();
+  }
 
   std::vector<int64_t> v;
   if (opt.check_negative_cycles) {
