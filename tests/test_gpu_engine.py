@@ -442,7 +442,7 @@ def assert_float_paths(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
 
 # Positive fractional float32 weights take the argmin plan (phase 3 keeps the winning group of
 # pivots per element and finds the pivot in it before the store; engine.cu), whose predecessors
-# are checked to be strictly closer. Sizes: one super-round and a bit (129), ragged tiles of every
+# are resolved and checked to be strictly closer. Sizes: one super-round and a bit (129), ragged tiles of every
 # kind, and n large enough for interior tiles.
 @pytest.mark.parametrize("n", [129, 200, 257, 300, 1000, 2101])
 def test_fractional_float32_predecessors(n, rng, capfd):
@@ -451,6 +451,23 @@ def test_fractional_float32_predecessors(n, rng, capfd):
     assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
     assert_same(dist, cpu_solve(g))
     assert_float_paths(g, dist, pred, strictly_closer=True)
+
+
+# Phase 3 of the argmin plan leaves "as in pivot row k" entries, resolved down their chains after
+# the loop (kernels.cuh, resolve_check_kernel; past 64 steps each step is checked to be strictly
+# closer). A path through every vertex in a random order, with fractional weights, gives shortest
+# paths of up to n - 1 edges and long chains.
+def test_fractional_float32_predecessors_long_chains(rng, capfd):
+    n = 1200
+    order = rng.permutation(n)
+    g = np.full((n, n), np.inf, np.float32)
+    np.fill_diagonal(g, 0)
+    g[order[:-1], order[1:]] = 0.5 + rng.random(n - 1).astype(np.float32)
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert_same(dist, cpu_solve(g))
+    assert_float_paths(g, dist, pred, strictly_closer=True)
+    assert (pred[order[0], order[1:]] == order[:-1]).all()  # the one path from the first vertex
 
 
 # The argmin plan on device views: a leading dimension that is not a multiple of 16 bytes (the

@@ -122,9 +122,10 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
 // (fractional weights, or paths too long for the tags): the tagged plan's super-rounds, with
 // phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: the hop buffer
 // holds the input meanwhile, solve_on_stream) and phase 3 at k-depth 128 by the GEMM tracking
-// the winning group of pivots (kernels.cuh, Track::Argmin). Float rounding can make a
-// predecessor as far as its successor (x + w == x); solve_on_stream checks every predecessor
-// afterwards and, where one is not strictly closer, solves again on the pred32 plan.
+// the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
+// entries for resolve_check_kernel. Float rounding can make a predecessor as far as its successor
+// (x + w == x); solve_argmin checks every predecessor afterwards and, where one is not strictly
+// closer, solves again on the pred32 plan.
 template <class T>
 struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
   static_assert(std::is_same_v<T, float>, "the input waits in the 4-byte hop buffer");
@@ -469,51 +470,96 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
   if constexpr (P::pred) {
     // One launch of the 32-wide predecessor kernel over a tile set with round r.
-    auto update = [&](const Launch& l, int64_t r) {
+    auto update = [&](cudaStream_t s, const Launch& l, int64_t r) {
       if (l.grid.x == 0 || l.grid.y == 0) return;
-      P::gemm_pred<<<l.grid, K * 8, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, n, l.ts, r * K,
-                                                 kwidth(r));
+      P::gemm_pred<<<l.grid, K * 8, 0, s>>>(d, n, ld, job.p, job.pld, job.h, n, l.ts, r * K,
+                                            kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("minplus_pred_kernel");
     };
-    auto pivot_and_panels = [&](int64_t r) {
-      P::pivot<<<1, pivot_threads, 0, stream>>>(d, ld, job.p, job.pld, job.h, n, r * K, kwidth(r));
+    auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
+      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, job.p, job.pld, job.h, n, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-      update(panels(nb, r), r);
+      update(s, panels(nb, r), r);
     };
     if constexpr (!P::tagged && !P::argmin) {
       for (int64_t r = 0; r < nb; ++r) {
-        pivot_and_panels(r);
-        update(rest(nb, r, 1), r);
+        pivot_and_panels(stream, r);
+        update(stream, rest(nb, r, 1), r);
         after_round(r);
       }
     } else {
       // Per super-round of m 32-wide blocks, their rows and columns by the pred32 kernels, then
-      // phase 3 (k-depth m K): with tagged B rows (tagged.cuh, on values shifted for the whole
-      // loop: run_plan), or tracking the winning group of pivots (argmin).
+      // phase 3 (k-depth m K, tiles of TK): with tagged B rows (tagged.cuh, on values shifted for
+      // the whole loop: run_plan), or tracking the winning group of pivots (argmin).
       using G = typename P::G;
       constexpr int m = P::depth / K;
+      static_assert(P::depth % P::TK == 0, "super-rounds cover whole phase-3 tiles");
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
-      for (int64_t r0 = 0; r0 < nb; r0 += m) {
-        const int mc = int(std::min<int64_t>(m, nb - r0));
-        finish_pivot_rows(nb, r0, mc, pivot_and_panels, update);
+      auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(m, nb - r0)); };
+      auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns of r0 .. r0+m final
+        finish_pivot_rows(
+            nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
+            [&](const Launch& l, int64_t r) { update(s, l, r); });
+      };
+      auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
+        if (l.grid.x == 0 || l.grid.y == 0) return;
+        P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, job.p, job.pld, l.ts, k0, kw,
+                                                          aligned);
+        APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
+      };
+      // Phase-3 tile blocks of the super-round at r0: first and count.
+      auto tiles_of = [&](int64_t r0) {
         const int64_t k0 = r0 * K;
-        const int kw = int(std::min<int64_t>(P::depth, n - k0));
-        const Launch l = rest(tnb, k0 / P::TK, (kw + P::TK - 1) / P::TK);
-        if (l.grid.x > 0) {
-          const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
-          if constexpr (P::tagged) {
+        return std::pair<int64_t, int>(k0 / P::TK, int((std::min<int64_t>(P::depth, n - k0) +
+                                                        P::TK - 1) / P::TK));
+      };
+      if constexpr (P::tagged) {
+        // The tags shift the pivot rows across every column, which the next super-round's
+        // phases 1 and 2 read: no look-ahead.
+        for (int64_t r0 = 0; r0 < nb; r0 += m) {
+          round_panels(stream, r0);
+          const int64_t k0 = r0 * K;
+          const int kw = int(std::min<int64_t>(P::depth, n - k0));
+          const auto [e0, ec] = tiles_of(r0);
+          const Launch l = rest(tnb, e0, ec);
+          if (l.grid.x > 0) {
+            const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
             tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
             APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
-          }
-          P::gemm<<<l.grid, G::threads, G::smem_bytes, stream>>>(d, n, ld, job.p, job.pld, l.ts, k0,
-                                                                 kw, aligned);
-          APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
-          if constexpr (P::tagged) {
+            gemm(stream, l, k0, kw);
             tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
             APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
           }
+          for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
         }
-        for (int64_t r = r0; r < r0 + mc; ++r) after_round(r);
+      } else {
+        // argmin, with look-ahead as in the round loop below: while the main stream runs phase 3
+        // of super-round s on the tiles outside the rows and columns of s and s+1, the aux stream
+        // (high priority) runs it on the rows and columns of s+1 and then the phases 1 and 2 of
+        // s+1, whose small latency-bound launches so hide behind the bulk of phase 3.
+        Lookahead la;
+        APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux after the rules
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
+        round_panels(la.aux, 0);
+        APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+        for (int64_t r0 = 0; r0 < nb; r0 += m) {
+          const int64_t k0 = r0 * K;
+          const int kw = int(std::min<int64_t>(P::depth, n - k0));
+          const auto [e0, ec] = tiles_of(r0);
+          APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // rows/columns of r0 final
+          if (r0 + m < nb) {
+            const int bc = tiles_of(r0 + m).second;
+            APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's last part done
+            gemm(la.aux, band(tnb, e0 + ec, bc, e0, ec), k0, kw);
+            round_panels(la.aux, r0 + m);
+            APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+            gemm(stream, rest(tnb, e0, ec + bc), k0, kw);
+            APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
+          } else {
+            gemm(stream, rest(tnb, e0, ec), k0, kw);
+          }
+          for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+        }
       }
     }
   } else {
@@ -765,8 +811,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 }
 
 // The argmin plan (float32, positive weights) with its check: the input waits in the hop buffer
-// (n x n, 4 bytes a pair, unused by this plan), every predecessor must then be strictly closer to
-// its source than its vertex (closer_check_kernel), and where one is not (float rounding), the
+// (n x n, 4 bytes a pair, unused by this plan); then phase 3's "as in pivot row k" entries are
+// resolved and every predecessor must be strictly closer to its source than its vertex
+// (resolve_check_kernel); where one is not (float rounding), the
 // input is put back and solved again on the pred32 plan, whose (length, hops) step needs no check.
 void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
                   const SolveScratch& sc) {
@@ -777,10 +824,10 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
   Job fast = job;
   fast.h = nullptr;  // no hop counts: strict improvements
   run_plan<Plan<float, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-  const Elementwise ew = elementwise(n);
-  closer_check_kernel<float><<<ew.grid, ew.block, 0, stream>>>(static_cast<const float*>(job.d), n,
-                                                             ld, job.p, job.pld, sc.st);
-  APSP_CUDA_CHECK_LAUNCH("closer_check_kernel");
+  const dim3 strips(unsigned(std::min<int64_t>((n + 7) / 8, 65535)), unsigned((n + 31) / 32));
+  resolve_check_kernel<float><<<strips, dim3(32, 8), 0, stream>>>(static_cast<const float*>(job.d),
+                                                                n, ld, job.p, job.pld, sc.st);
+  APSP_CUDA_CHECK_LAUNCH("resolve_check_kernel");
   unsigned long long not_closer = 0;
   APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
                                   cudaMemcpyDeviceToHost, stream));

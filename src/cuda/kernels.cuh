@@ -542,17 +542,22 @@ enum class Mode { Interior, Edge, Any };
 //           minimum m of the group's sums and, where m < C, C = m and the group's number goes to a
 //           byte per element in shared memory (one predicated store, no register). Per group of
 //           8 pivots that is 18 instructions against the plain step's 16. Every chunk stays in
-//           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so the epilogue
-//           finds kk in the last improving group: the first k whose sum equals the result bit for
-//           bit (min returns one of its operands; the sums are recomputed by the same FADD).
-//           Groups of 4, 8 and 16 measured 1.82, 1.80 and 2.03 ms per super-round at n = 10000
-//           (H100; the plain step 1.10 ms): the search costs what the tracking saves.
+//           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so after the loop
+//           each thread finds the pivot of each of its improved elements, one per trip of a loop
+//           over a bit mask (a warp runs as many trips as its busiest lane): the first k of the
+//           last improving group whose sum is the group's minimum. The store then writes
+//           kViaPivot + k, "as in pivot row k", without loading p[k][j]: resolve_check_kernel
+//           resolves those entries after the loop. H100, n = 10000, per super-round: the plain
+//           step 1.10 ms; a search of every element slot that any lane of the warp improved and
+//           a gather of p[k][j] per improved element 1.80 ms; the search per lane 1.56 ms; and
+//           with the entries resolved afterwards 1.54 ms (GPU_NOTES.md).
 enum class Track { None, Tags, Argmin };
 constexpr int ArgminGroup = 8;
+constexpr int32_t kViaPivot = int32_t(1) << 30;  // + k: "as in pivot row k" (n < 2^30)
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
   static constexpr int depth = STAGES * BK;  // the largest kw: no stage is refilled
-  static_assert(depth / ArgminGroup <= 255, "group numbers fit a byte, 255 = none");
+  static_assert(depth <= 255, "group numbers, then pivots, fit a byte; 255 = none");
   static constexpr size_t group_bytes = size_t(K) * K;
   static constexpr size_t smem_bytes =
       Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
@@ -754,6 +759,45 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
   cp_async_wait<0>();
 
+  // Argmin: each thread finds the winning pivot of just its own improved elements, one per trip
+  // of a loop over a bit mask (so a warp runs as many trips as its busiest lane, not one per
+  // element slot that any lane improved), and leaves it in the element's byte (0 .. depth - 1).
+  // The winner is the first k of the last improving group whose sum is the group's minimum, which
+  // is the result (min returns one of its operands; the same FADD recomputes the sums).
+  if constexpr (Argmin) {
+    static_assert(TM * TN <= 32, "one bit per element");
+    unsigned todo = 0;
+#pragma unroll
+    for (int e = 0; e < TM * TN; ++e) {
+      const int a = e / TN, b = e % TN;
+      const bool inside = M == Mode::Interior || (tc.i0 + ty + RY * a < n &&
+                                                  tc.j0 + (tx + RX * (b / V)) * V + b % V < n);
+      if (inside && group_of[e * threads] != 255) todo |= 1u << e;
+    }
+    while (todo) {
+      const int e = __ffs(todo) - 1;
+      todo &= todo - 1;
+      const int a = e / TN, b = e % TN;
+      const int k = group_of[e * threads] * ArgminGroup, kc = k % BK;
+      const T* stage = smem + (k / BK) * Cfg::STAGE_ELEMS;
+      const T* Ap = stage + (ty + RY * a) * Cfg::A_LD + kc;  // 16-byte aligned
+      const T* Bp = stage + Cfg::A_ELEMS + kc * K + (tx + RX * (b / V)) * V + b % V;
+      T av[ArgminGroup];
+#pragma unroll
+      for (int t = 0; t < ArgminGroup; t += V)
+        *reinterpret_cast<uint4*>(&av[t]) = *reinterpret_cast<const uint4*>(Ap + t);
+      T best = av[0] + Bp[0];
+      int found = 0;
+#pragma unroll
+      for (int t = 1; t < ArgminGroup; ++t) {
+        const T sum = av[t] + Bp[t * K];
+        found = sum < best ? t : found;
+        best = sum < best ? sum : best;
+      }
+      group_of[e * threads] = (unsigned char)(k + found);
+    }
+  }
+
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
@@ -771,37 +815,13 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
           c[a][g * V + v] -= t;
         }
       }
-      if constexpr (Argmin) {
-        // The winning pivot of each improved element: the first k of its last improving group
-        // whose sum is the result (every chunk is still in its stage), without branches inside
-        // the group; then the predecessors of the pivot rows, all loads before any store.
-        int win[V];
+      if constexpr (Argmin) {  // "as the pivot row's": resolved after the loop (kViaPivot)
 #pragma unroll
         for (int v = 0; v < V; ++v) {
-          const int q = group_of[(a * TN + g * V + v) * threads];
-          win[v] = -1;
-          if (q != 255 && (M == Mode::Interior || gj + v < n)) {
-            const int k = q * ArgminGroup, kc = k % BK;
-            const T* stage = smem + (k / BK) * Cfg::STAGE_ELEMS;
-            const T* Ap = stage + (ty + RY * a) * Cfg::A_LD + kc;  // 16-byte aligned
-            const T* Bp = stage + Cfg::A_ELEMS + kc * K + (tx + RX * g) * V + v;
-            T av[ArgminGroup];
-#pragma unroll
-            for (int t = 0; t < ArgminGroup; t += V)
-              *reinterpret_cast<uint4*>(&av[t]) = *reinterpret_cast<const uint4*>(Ap + t);
-            int found = 0;
-#pragma unroll
-            for (int t = ArgminGroup - 1; t >= 0; --t)
-              found = av[t] + Bp[t * K] == c[a][g * V + v] ? t : found;
-            win[v] = ck(k + found);
-          }
+          const int kk = group_of[(a * TN + g * V + v) * threads];
+          if (kk != 255 && (M == Mode::Interior || gj + v < n))
+            p[gi * pld + gj + v] = kViaPivot + int32_t(k0 + ck(kk));
         }
-        int32_t pv[V];
-#pragma unroll
-        for (int v = 0; v < V; ++v) pv[v] = win[v] >= 0 ? p[(k0 + win[v]) * pld + gj + v] : 0;
-#pragma unroll
-        for (int v = 0; v < V; ++v)
-          if (win[v] >= 0) p[gi * pld + gj + v] = pv[v];
       }
       if constexpr (M == Mode::Interior) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
@@ -960,18 +980,47 @@ __global__ void __launch_bounds__(K * 8)
   }
 }
 
-// ---- the argmin plan's check (engine.cu) -----------------------------------------------------------
-// Every predecessor q = p[i][j] (j != i) must be strictly closer to i than j: then every chain of
-// predecessors strictly shortens, so it cannot loop and ends at i. Exact arithmetic with positive
-// weights guarantees it; float rounding (a weight below the rounding step of a long path: x + w ==
-// x) can break it, and then the engine solves again on the general plan.
+// ---- the argmin plan's predecessors, resolved and checked (engine.cu) ----------------------------
+// Phase 3 of the argmin plan does not gather p[k][j] for a pair (i, j) that pivot k improved: it
+// writes kViaPivot + k, "the predecessor of j in row k" (no dependent load in the hot kernel).
+// Phases 1 and 2 copy such entries like any other: they mean the same in every row. Afterwards
+// each is followed down its chain of pivots to a vertex. With exact arithmetic this is right with
+// the final values too: if (i, j) last improved through k, then d[i][k] + d[k][j] = d[i][j] at
+// the end, so the predecessor of j on a shortest path from k is one from i, and d[k][j] < d[i][j]
+// (positive weights), so the chain strictly shortens and ends. Float rounding can break that
+// (x + w == x for a weight below the rounding step of a long path): past kUncheckedVia steps each
+// step must be strictly closer, or the solve is marked failed. Then every predecessor q = p[i][j]
+// (j != i) must be strictly closer to i than j, so that chains of predecessors cannot loop; where
+// any is not, the engine solves again on the general plan (not_closer).
+constexpr int kUncheckedVia = 64;
 template <class T>
-__global__ void closer_check_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
-                                    const int32_t* __restrict__ p, int64_t pld, DeviceStats* st) {
-  each_element(n, [&](int64_t i, int64_t j) {
-    const int32_t q = p[i * pld + j];
-    if (q >= 0 && i != j && !(d[i * ld + q] < d[i * ld + j])) atomicOr(&st->not_closer, 1ull);
-  });
+__global__ void resolve_check_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
+                                     int32_t* __restrict__ p, int64_t pld, DeviceStats* st) {
+  // Column strips of 32 in blockIdx.y, rows in blockIdx.x: the blocks running at once share a
+  // few strips, so the chains' loads p[k][j] hit L2.
+  const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < n;
+       i += int64_t(gridDim.x) * blockDim.y) {
+    int32_t q = p[i * pld + j];
+    bool bad = false;
+    if (q >= kViaPivot) {
+      int64_t x = i;  // the row the chain has reached
+      for (int steps = 1; q >= kViaPivot; ++steps) {
+        const int64_t k = q - kViaPivot;
+        if (steps > kUncheckedVia && !(d[k * ld + j] < d[x * ld + j])) {
+          bad = true;
+          break;
+        }
+        x = k;
+        q = p[k * pld + j];
+      }
+      bad = bad || q < 0;
+      if (!bad) p[i * pld + j] = q;
+    }
+    if (bad || (q >= 0 && i != j && !(d[i * ld + q] < d[i * ld + j])))
+      atomicOr(&st->not_closer, 1ull);
+  }
 }
 
 }  // namespace apsp::cuda_detail
