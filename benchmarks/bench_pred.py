@@ -4,8 +4,8 @@ with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py).
 1..99) puts every dtype on the tagged plan (engine.cu; floats with integer weights run it on their
 integer twin); the same int32 solve on the general plan (APSP_CUDA_TILES=pred32, impl
 apsp-gpu-pred32) and float32 with fractional weights (1..100: the argmin plan, impl
-apsp-gpu-pred-fractional, and the general plan forced, apsp-gpu-pred32-fractional) and float64
-with fractional weights (the general plan: the argmin plan is float32 only) are timed too.
+apsp-gpu-pred-fractional, and the general plan forced, apsp-gpu-pred32-fractional), float64 alike,
+are timed too.
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -34,7 +34,7 @@ def main() -> int:
     results = []
     cases = (("int32", "integer", (None, "pred32")), ("float32", "integer", (None,)),
              ("float32", "fractional", (None, "pred32")), ("int64", "integer", (None,)),
-             ("float64", "integer", (None,)), ("float64", "fractional", (None,)))
+             ("float64", "integer", (None,)), ("float64", "fractional", (None, "pred32")))
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions

@@ -3,7 +3,7 @@ each dtype, ragged sizes, a leading dimension > n, undirected and unweighted rul
 cycle, under the plan the engine picks (one launch for n <= 64) and again with each round loop
 named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors
 (the general plan, the tagged plan for positive integer weights, floats included, and the argmin
-plan for positive fractional float32 weights) under the
+plan for positive fractional float weights) under the
 engine's own choice only, since forcing a round loop does not change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
@@ -93,11 +93,12 @@ def check_all(predecessors: bool) -> int:
             if not np.array_equal(a[0], b[0]):
                 raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
             checked += 1
-            if dtype == np.float32:  # positive fractional weights: the argmin plan from n > 128
-                frac = pos + np.float32(0.5)
+            if dtype in (np.float32, np.float64):  # positive fractional: argmin plan from n > 128
+                frac = pos + dtype(0.5)
                 a, b = solve(frac, "cuda", pred=True), solve(frac, "cpu", pred=True)
                 if not np.allclose(a[0], b[0]):
-                    raise SystemExit(f"mismatch: float32 n={n} fractional weights, predecessors")
+                    raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} fractional weights, "
+                                     "predecessors")
                 checked += 1
         g = np.full((70, 70), inf, dtype=dtype)
         g[5, 6], g[6, 5] = -3, 1

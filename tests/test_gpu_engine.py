@@ -417,9 +417,12 @@ def test_integer_twin_and_float_kernels_share_a_buffer(torch, rng, capfd):
         np.testing.assert_array_equal(got, cpu_solve(graph))
 
 
-def fractional_graph(n: int, rng) -> np.ndarray:
-    """A float32 graph of positive fractional weights (1 .. 60), with unreachable pairs."""
-    return random_graph(n, np.float32, rng, negative=False) + rng.random((n, n)).astype(np.float32)
+def fractional_graph(n: int, rng, dtype=np.float32) -> np.ndarray:
+    """A float graph of positive fractional weights (1 .. 60), with unreachable pairs."""
+    return random_graph(n, dtype, rng, negative=False) + rng.random((n, n)).astype(dtype)
+
+
+FLOATS = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 
 
 def assert_float_paths(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
@@ -440,15 +443,16 @@ def assert_float_paths(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
                 assert length == pytest.approx(float(dist[i, j]), rel=1e-5)
 
 
-# Positive fractional float32 weights take the argmin plan (phase 3 keeps the winning group of
-# pivots per element and finds the pivot in it before the store; engine.cu), whose predecessors
-# are resolved and checked to be strictly closer. Sizes: one super-round and a bit (129), ragged tiles of every
-# kind, and n large enough for interior tiles.
+# Positive fractional float weights take the argmin plan (phase 3 keeps the winning group of
+# pivots per element and finds the pivot in it after the loop; engine.cu), whose predecessors are
+# resolved and checked to be strictly closer. Sizes: one super-round and a bit (129), ragged tiles
+# of every kind, and n large enough for interior tiles.
+@FLOATS
 @pytest.mark.parametrize("n", [129, 200, 257, 300, 1000, 2101])
-def test_fractional_float32_predecessors(n, rng, capfd):
-    g = fractional_graph(n, rng)
+def test_fractional_float_predecessors(n, dtype, rng, capfd):
+    g = fractional_graph(n, rng, dtype)
     (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert lines == [f"apsp cuda: plan argmin, {np.dtype(dtype).name}, n = {n}"]
     assert_same(dist, cpu_solve(g))
     assert_float_paths(g, dist, pred, strictly_closer=True)
 
@@ -457,14 +461,15 @@ def test_fractional_float32_predecessors(n, rng, capfd):
 # the loop (kernels.cuh, resolve_check_kernel; past 64 steps each step is checked to be strictly
 # closer). A path through every vertex in a random order, with fractional weights, gives shortest
 # paths of up to n - 1 edges and long chains.
-def test_fractional_float32_predecessors_long_chains(rng, capfd):
+@FLOATS
+def test_fractional_float_predecessors_long_chains(dtype, rng, capfd):
     n = 1200
     order = rng.permutation(n)
-    g = np.full((n, n), np.inf, np.float32)
+    g = np.full((n, n), np.inf, dtype)
     np.fill_diagonal(g, 0)
-    g[order[:-1], order[1:]] = 0.5 + rng.random(n - 1).astype(np.float32)
+    g[order[:-1], order[1:]] = 0.5 + rng.random(n - 1).astype(dtype)
     (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert lines == [f"apsp cuda: plan argmin, {np.dtype(dtype).name}, n = {n}"]
     assert_same(dist, cpu_solve(g))
     assert_float_paths(g, dist, pred, strictly_closer=True)
     assert (pred[order[0], order[1:]] == order[:-1]).all()  # the one path from the first vertex
@@ -472,28 +477,32 @@ def test_fractional_float32_predecessors_long_chains(rng, capfd):
 
 # The argmin plan on device views: a leading dimension that is not a multiple of 16 bytes (the
 # 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
+@FLOATS
 @pytest.mark.parametrize("n", [300, 2101])
 @pytest.mark.parametrize("pad", [13, 16])
-def test_fractional_float32_predecessors_device_views(torch, n, pad, rng, capfd):
-    g = fractional_graph(n, rng)
+def test_fractional_float_predecessors_device_views(torch, n, pad, dtype, rng, capfd):
+    g = fractional_graph(n, rng, dtype)
     (dist, pred), lines = argmin_trace(
         capfd, lambda: gpu_device_solve(torch, g, pad=pad - n % 16 if pad == 16 else pad, pred=True))
-    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert lines == [f"apsp cuda: plan argmin, {np.dtype(dtype).name}, n = {n}"]
     assert_same(dist, cpu_solve(g))
     assert_float_paths(g, dist, pred, strictly_closer=True)
 
 
-# Where float rounding makes a predecessor as far as its vertex (1e8 + 1.5 == 1e8 in float32), the
-# argmin plan's check fails and the engine solves again on the general plan, whose (length, hops)
-# step keeps the chains loop-free: the paths still lead back to the source.
-def test_argmin_predecessors_solved_again_where_rounding_ties(rng, capfd):
+# Where float rounding makes a predecessor as far as its vertex (1e8 + 1.5 == 1e8 in float32,
+# 1e17 + 1.5 == 1e17 in float64), the argmin plan's check fails and the engine solves again on the
+# general plan, whose (length, hops) step keeps the chains loop-free: the paths still lead back to
+# the source.
+@pytest.mark.parametrize("dtype, big", [(np.float32, 1e8), (np.float64, 1e17)],
+                         ids=["float32", "float64"])
+def test_argmin_predecessors_solved_again_where_rounding_ties(dtype, big, rng, capfd):
     n = 200
-    g = np.full((n, n), np.inf, np.float32)
+    g = np.full((n, n), np.inf, dtype)
     np.fill_diagonal(g, 0)
-    g[0, 1] = 1e8
+    g[0, 1] = big
     g[np.arange(1, n - 1), np.arange(2, n)] = 1.5
     (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}",
+    assert lines == [f"apsp cuda: plan argmin, {np.dtype(dtype).name}, n = {n}",
                      "apsp cuda: argmin predecessors not strictly closer (float rounding): "
                      "solved again on pred32"]
     assert dist[0, 2] == dist[0, 1]

@@ -118,21 +118,24 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
   static constexpr auto gemm =
       minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, Track::Tags>;
 };
-// With predecessors for float32 graphs of positive weights that the tagged plan cannot take
+// With predecessors for float graphs of positive weights that the tagged plan cannot take
 // (fractional weights, or paths too long for the tags): the tagged plan's super-rounds, with
 // phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: the hop buffer
-// holds the input meanwhile, solve_on_stream) and phase 3 at k-depth 128 by the GEMM tracking
+// holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
 // the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
 // entries for resolve_check_kernel. Float rounding can make a predecessor as far as its successor
 // (x + w == x); solve_argmin checks every predecessor afterwards and, where one is not strictly
 // closer, solves again on the pred32 plan.
 template <class T>
 struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
-  static_assert(std::is_same_v<T, float>, "the input waits in the 4-byte hop buffer");
+  static_assert(std::is_floating_point_v<T>, "argmin tracking: floats (integers take tags)");
   static constexpr bool argmin = true;
   static constexpr auto pivot = pivot_kernel<T, 32, 2, true, false>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, 32, false>;
-  static constexpr int TK = 64, TN = 4, BK = 32, STAGES = 4, MINB = 3;
+  // float32: k-depth 128 in 4 stages of 32 (73.7 KB, 3 blocks per SM); float64: k-depth 64 in 2
+  // stages (71.6 KB; 2 blocks per SM, as the plain float64 kernel).
+  static constexpr int TK = 64, TN = sizeof(T) == 4 ? 4 : 2, BK = 32;
+  static constexpr int STAGES = sizeof(T) == 4 ? 4 : 2, MINB = sizeof(T) == 4 ? 3 : 2;
   using G = ArgminGemm<T, TK, 8, TN, BK, STAGES, MINB>;
   static constexpr int depth = G::depth;
   static constexpr auto gemm = minplus_kernel<T, TK, 8, TN, BK, STAGES, MINB, Track::Argmin>;
@@ -156,7 +159,7 @@ struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one lau
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
 // 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`). With predecessors: the
-// tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (float32,
+// tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (floats,
 // positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
@@ -218,7 +221,7 @@ void with_tiles(Tiles t, bool twin, F&& f) {
     case Tiles::small: return with_plan<T, Tiles::small>(twin, f);
     case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, f);
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, f);
-    case Tiles::argmin: break;  // float32 only, with its check: solve_argmin
+    case Tiles::argmin: break;  // floats only, with its check: solve_argmin
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
@@ -265,6 +268,7 @@ struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the 
   AsyncBuffer(size_t bytes, cudaStream_t s) : stream(s) {
     APSP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
   }
+  AsyncBuffer(void* allocated, cudaStream_t s) : ptr(allocated), stream(s) {}  // takes ownership
   ~AsyncBuffer() {
     if (ptr) (void)cudaFreeAsync(ptr, stream);
   }
@@ -741,6 +745,7 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
 // clears nothing here).
 struct SolveScratch {
   std::unique_ptr<AsyncBuffer> hops, stats;
+  std::unique_ptr<AsyncBuffer> rest;  // argmin plan, 8-byte types: the input rows the hops lack
   DeviceStats* st = nullptr;
   int64_t* negative = nullptr;
 };
@@ -810,23 +815,39 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   }
 }
 
-// The argmin plan (float32, positive weights) with its check: the input waits in the hop buffer
-// (n x n, 4 bytes a pair, unused by this plan); then phase 3's "as in pivot row k" entries are
-// resolved and every predecessor must be strictly closer to its source than its vertex
-// (resolve_check_kernel); where one is not (float rounding), the
-// input is put back and solved again on the pred32 plan, whose (length, hops) step needs no check.
+// The argmin plan (floats, positive weights) with its check: the input waits in the hop buffer
+// (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows, the rest in
+// sc.rest); then phase 3's "as in pivot row k" entries are resolved and every predecessor must be
+// strictly closer to its source than its vertex (resolve_check_kernel); where one is not (float
+// rounding), the input is put back and solved again on the pred32 plan, whose (length, hops) step
+// needs no check.
+template <class T>
+int64_t argmin_rows_in_hops(int64_t n) {
+  return sizeof(T) == 4 ? n : n / 2;
+}
+template <class T>
 void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
                   const SolveScratch& sc) {
-  const int64_t n = job.n, ld = job.ld;
-  const size_t row = size_t(n) * sizeof(float), pitch = size_t(ld) * sizeof(float);
-  APSP_CUDA_CHECK(cudaMemcpy2DAsync(job.h, row, job.d, pitch, row, size_t(n),
-                                    cudaMemcpyDeviceToDevice, stream));
+  const int64_t n = job.n, ld = job.ld, h = argmin_rows_in_hops<T>(n);
+  const size_t row = size_t(n) * sizeof(T), pitch = size_t(ld) * sizeof(T);
+  T* d = static_cast<T*>(job.d);
+  auto copy = [&](bool restore) {  // the input to the backup, or back
+    auto rows = [&](T* m, void* keep, int64_t count) {
+      if (count == 0) return;
+      APSP_CUDA_CHECK(restore ? cudaMemcpy2DAsync(m, pitch, keep, row, row, size_t(count),
+                                                  cudaMemcpyDeviceToDevice, stream)
+                              : cudaMemcpy2DAsync(keep, row, m, pitch, row, size_t(count),
+                                                  cudaMemcpyDeviceToDevice, stream));
+    };
+    rows(d, job.h, h);
+    if (h < n) rows(d + h * ld, sc.rest->ptr, n - h);
+  };
+  copy(false);
   Job fast = job;
   fast.h = nullptr;  // no hop counts: strict improvements
-  run_plan<Plan<float, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
   const dim3 strips(unsigned(std::min<int64_t>((n + 7) / 8, 65535)), unsigned((n + 31) / 32));
-  resolve_check_kernel<float><<<strips, dim3(32, 8), 0, stream>>>(static_cast<const float*>(job.d),
-                                                                n, ld, job.p, job.pld, sc.st);
+  resolve_check_kernel<T><<<strips, dim3(32, 8), 0, stream>>>(d, n, ld, job.p, job.pld, sc.st);
   APSP_CUDA_CHECK_LAUNCH("resolve_check_kernel");
   unsigned long long not_closer = 0;
   APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
@@ -836,11 +857,10 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
   if (std::getenv("APSP_CUDA_TRACE"))
     std::fprintf(stderr, "apsp cuda: argmin predecessors not strictly closer (float rounding): "
                          "solved again on pred32\n");
-  APSP_CUDA_CHECK(cudaMemcpy2DAsync(job.d, pitch, job.h, row, row, size_t(n),
-                                    cudaMemcpyDeviceToDevice, stream));
+  copy(true);
   if (sc.negative)  // finalize counts negative diagonals again (none: positive weights)
     APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->negative_count, 0, sizeof(unsigned long long), stream));
-  run_plan<Plan<float, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
+  run_plan<Plan<T, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
 }
 
 // Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
@@ -912,9 +932,23 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       };
       tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
-      // The argmin plan: float32, every off-diagonal weight > 0, no NaN and no -inf.
-      argmin_fits = std::is_same_v<T, float> && tagged_candidate && !tagged_fits && positive &&
-                    s.first_nan < 0 && s.first_neg_inf < 0;
+      // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
+      // where the rest of the input's backup fits in free memory (else pred32).
+      argmin_fits = tagged_candidate && !tagged_fits && positive && s.first_nan < 0 &&
+                    s.first_neg_inf < 0;
+      const int64_t rest_rows = n - argmin_rows_in_hops<T>(n);
+      if (argmin_fits && rest_rows > 0) {
+        void* ptr = nullptr;
+        const cudaError_t err =
+            cudaMallocAsync(&ptr, size_t(rest_rows) * size_t(n) * sizeof(T), stream);
+        if (err == cudaErrorMemoryAllocation) {
+          (void)cudaGetLastError();  // not sticky: clear it
+          argmin_fits = false;
+        } else {
+          APSP_CUDA_CHECK(err);
+          sc.rest = std::make_unique<AsyncBuffer>(ptr, stream);
+        }
+      }
     }
   }
 
@@ -933,9 +967,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
     });
   };
-  if constexpr (std::is_same_v<T, float>) {  // argmin_fits is only ever true for float32
+  if constexpr (std::is_floating_point_v<T>) {  // argmin_fits is only ever true for floats
     if (tiles == Tiles::argmin)
-      solve_argmin(job, opt, device, stream, sc);
+      solve_argmin<T>(job, opt, device, stream, sc);
     else
       run_chosen();
   } else {
