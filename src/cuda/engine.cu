@@ -123,7 +123,7 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
 // phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: the hop buffer
 // holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
 // the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
-// entries for resolve_check_kernel. Float rounding can make a predecessor as far as its successor
+// entries for resolve_kernel. Float rounding can make a predecessor as far as its successor
 // (x + w == x); solve_argmin checks every predecessor afterwards and, where one is not strictly
 // closer, solves again on the pred32 plan.
 template <class T>
@@ -810,6 +810,11 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
+    if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
+      resolve_kernel<V, P::argmin><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
+                                                                              job.pld, sc.st);
+      APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
+    }
     finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
     APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
   }
@@ -817,10 +822,10 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 
 // The argmin plan (floats, positive weights) with its check: the input waits in the hop buffer
 // (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows, the rest in
-// sc.rest); then phase 3's "as in pivot row k" entries are resolved and every predecessor must be
-// strictly closer to its source than its vertex (resolve_check_kernel); where one is not (float
-// rounding), the input is put back and solved again on the pred32 plan, whose (length, hops) step
-// needs no check.
+// sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that every
+// predecessor is strictly closer to its source than its vertex (resolve_kernel); where one is not
+// (float rounding), the input is put back and solved again on the pred32 plan, whose (length,
+// hops) step needs no check.
 template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
   return sizeof(T) == 4 ? n : n / 2;
@@ -846,9 +851,6 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
   Job fast = job;
   fast.h = nullptr;  // no hop counts: strict improvements
   run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-  const dim3 strips(unsigned(std::min<int64_t>((n + 7) / 8, 65535)), unsigned((n + 31) / 32));
-  resolve_check_kernel<T><<<strips, dim3(32, 8), 0, stream>>>(d, n, ld, job.p, job.pld, sc.st);
-  APSP_CUDA_CHECK_LAUNCH("resolve_check_kernel");
   unsigned long long not_closer = 0;
   APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
                                   cudaMemcpyDeviceToHost, stream));

@@ -533,8 +533,8 @@ struct Gemm {
 //             column or pivot is harmless: min-plus is idempotent), guarded stores.
 enum class Mode { Interior, Edge, Any };
 
-// Which pivot won each element, for the predecessors p[i][j] = p[k][j] written before a result is
-// stored (k the winning pivot row k0 + kk, final during phase 3):
+// Which pivot won each element, for the predecessors p[i][j] = "as in pivot row k" (kViaPivot + k,
+// resolved after the rounds by resolve_kernel; k = k0 + kk) written before a result is stored:
 //   None:   no predecessors.
 //   Tags:   (integers only, tagged.cuh) B carries the tags of its pivot rows; a non-zero tag t of
 //           the result says kk = t - 1 and is taken off the value.
@@ -545,9 +545,8 @@ enum class Mode { Interior, Edge, Any };
 //           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so after the loop
 //           each thread finds the pivot of each of its improved elements, one per trip of a loop
 //           over a bit mask (a warp runs as many trips as its busiest lane): the first k of the
-//           last improving group whose sum is the group's minimum. The store then writes
-//           kViaPivot + k, "as in pivot row k", without loading p[k][j]: resolve_check_kernel
-//           resolves those entries after the loop. H100, n = 10000, per super-round: the plain
+//           last improving group whose sum is the group's minimum, and the store writes its
+//           entry without loading p[k][j]. H100, n = 10000, per super-round: the plain
 //           step 1.10 ms; a search of every element slot that any lane of the warp improved and
 //           a gather of p[k][j] per improved element 1.80 ms; the search per lane 1.56 ms; and
 //           with the entries resolved afterwards 1.54 ms (GPU_NOTES.md).
@@ -810,8 +809,8 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const T t = c[a][g * V + v] & Tags<T>::mask;
-          if (t && (M == Mode::Interior || gj + v < n))
-            p[gi * pld + gj + v] = p[(k0 + t - 1) * pld + gj + v];
+          if (t && (M == Mode::Interior || gj + v < n))  // resolved after the rounds
+            p[gi * pld + gj + v] = kViaPivot + int32_t(k0 + t - 1);
           c[a][g * V + v] -= t;
         }
       }
@@ -980,22 +979,23 @@ __global__ void __launch_bounds__(K * 8)
   }
 }
 
-// ---- the argmin plan's predecessors, resolved and checked (engine.cu) ----------------------------
-// Phase 3 of the argmin plan does not gather p[k][j] for a pair (i, j) that pivot k improved: it
+// ---- predecessors of the tagged and argmin plans, resolved (engine.cu: run_plan) -----------------
+// Phase 3 of those plans does not gather p[k][j] for a pair (i, j) that pivot k improved: it
 // writes kViaPivot + k, "the predecessor of j in row k" (no dependent load in the hot kernel).
-// Phases 1 and 2 copy such entries like any other: they mean the same in every row. Afterwards
-// each is followed down its chain of pivots to a vertex. With exact arithmetic this is right with
-// the final values too: if (i, j) last improved through k, then d[i][k] + d[k][j] = d[i][j] at
-// the end, so the predecessor of j on a shortest path from k is one from i, and d[k][j] < d[i][j]
-// (positive weights), so the chain strictly shortens and ends. Float rounding can break that
-// (x + w == x for a weight below the rounding step of a long path): past kUncheckedVia steps each
-// step must be strictly closer, or the solve is marked failed. Then every predecessor q = p[i][j]
-// (j != i) must be strictly closer to i than j, so that chains of predecessors cannot loop; where
-// any is not, the engine solves again on the general plan (not_closer).
+// Phases 1 and 2 copy such entries like any other: they mean the same in every row. After the
+// rounds each is followed down its chain of pivots to a vertex. With exact arithmetic this is
+// right with the final values too: if (i, j) last improved through k, then d[i][k] + d[k][j] =
+// d[i][j] at the end, so the predecessor of j on a shortest path from k is one from i, and
+// d[k][j] < d[i][j] (positive weights), so the chain strictly shortens and ends within n steps.
+// The tagged plan's sums are exact. The argmin plan's (Check) are not: float rounding can break
+// that (x + w == x for a weight below the rounding step of a long path), so past kUncheckedVia
+// steps each step must be strictly closer, or the solve is marked failed; and every predecessor
+// q = p[i][j] (j != i) must be strictly closer to i than j, so that chains of predecessors cannot
+// loop. Where any is not, the engine solves again on the general plan (not_closer).
 constexpr int kUncheckedVia = 64;
-template <class T>
-__global__ void resolve_check_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
-                                     int32_t* __restrict__ p, int64_t pld, DeviceStats* st) {
+template <class T, bool Check>
+__global__ void resolve_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
+                               int32_t* __restrict__ p, int64_t pld, DeviceStats* st) {
   // Column strips of 32 in blockIdx.y, rows in blockIdx.x: the blocks running at once share a
   // few strips, so the chains' loads p[k][j] hit L2.
   const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
@@ -1006,9 +1006,9 @@ __global__ void resolve_check_kernel(const T* __restrict__ d, int64_t n, int64_t
     bool bad = false;
     if (q >= kViaPivot) {
       int64_t x = i;  // the row the chain has reached
-      for (int steps = 1; q >= kViaPivot; ++steps) {
+      for (int64_t steps = 1; q >= kViaPivot; ++steps) {
         const int64_t k = q - kViaPivot;
-        if (steps > kUncheckedVia && !(d[k * ld + j] < d[x * ld + j])) {
+        if (Check ? steps > kUncheckedVia && !(d[k * ld + j] < d[x * ld + j]) : steps > n) {
           bad = true;
           break;
         }
@@ -1018,9 +1018,14 @@ __global__ void resolve_check_kernel(const T* __restrict__ d, int64_t n, int64_t
       bad = bad || q < 0;
       if (!bad) p[i * pld + j] = q;
     }
-    if (bad || (q >= 0 && i != j && !(d[i * ld + q] < d[i * ld + j])))
-      atomicOr(&st->not_closer, 1ull);
+    if constexpr (Check) {
+      if (bad || (q >= 0 && i != j && !(d[i * ld + q] < d[i * ld + j])))
+        atomicOr(&st->not_closer, 1ull);
+    }
   }
+}
+inline dim3 resolve_grid(int64_t n) {  // blocks of 32 x 8 threads
+  return dim3(unsigned(std::min<int64_t>((n + 7) / 8, 65535)), unsigned((n + 31) / 32));
 }
 
 }  // namespace apsp::cuda_detail
