@@ -447,6 +447,39 @@ void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and
   }
 }
 
+// Look-ahead over super-rounds of `step` pivot blocks (r0 = 0, step, 2 step, ...) on the main
+// stream and a high-priority aux stream, so that the next super-round's pivot work (the critical
+// path) overlaps the bulk of this one's phase 3:
+//   aux:  `panels(aux, r0)` makes the rows and columns of super-round r0 final (r0 = 0 first);
+//         then for each r0 with a next super-round: `band(aux, r0)`, phase 3 of r0 on the rows
+//         and columns of the next, and `panels(aux, r0 + step)`
+//   main: `start(r0)`, then `rest(r0, next)`: phase 3 of r0 on every tile outside the rows and
+//         columns of r0 and, where `next`, of the next super-round
+// `after(r0)` runs on the host once super-round r0 is enqueued.
+template <class Panels, class Band, class Start, class Rest, class After>
+void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& panels,
+                      Band&& band_of, Start&& start, Rest&& rest_of, After&& after) {
+  Lookahead la;
+  APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
+  APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
+  panels(la.aux, int64_t(0));
+  APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+  for (int64_t r0 = 0; r0 < nb; r0 += step) {
+    APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // rows/columns of r0 final
+    start(r0);
+    const bool next = r0 + step < nb;
+    if (next) {
+      APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's last part done
+      band_of(la.aux, r0);
+      panels(la.aux, r0 + step);
+      APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+    }
+    rest_of(r0, next);
+    if (next) APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
+    after(r0);
+  }
+}
+
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
 //   aux:  phase 3 (r) on row/column r+1; phases 1 and 2 (r+1) in one launch (pivot_panels_kernel)
 //   main: store the closed pivot tile r (pivot_kernel); phase 3 (r) on every other tile (outside
@@ -511,11 +544,10 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
                                                           aligned);
         APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
       };
+      auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
       // Phase-3 tile blocks of the super-round at r0: first and count.
       auto tiles_of = [&](int64_t r0) {
-        const int64_t k0 = r0 * K;
-        return std::pair<int64_t, int>(k0 / P::TK, int((std::min<int64_t>(P::depth, n - k0) +
-                                                        P::TK - 1) / P::TK));
+        return std::pair<int64_t, int>(r0 * K / P::TK, (kw_of(r0) + P::TK - 1) / P::TK);
       };
       if constexpr (P::tagged) {
         // The tags shift the pivot rows across every column, which the next super-round's
@@ -523,7 +555,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         for (int64_t r0 = 0; r0 < nb; r0 += m) {
           round_panels(stream, r0);
           const int64_t k0 = r0 * K;
-          const int kw = int(std::min<int64_t>(P::depth, n - k0));
+          const int kw = kw_of(r0);
           const auto [e0, ec] = tiles_of(r0);
           const Launch l = rest(tnb, e0, ec);
           if (l.grid.x > 0) {
@@ -537,33 +569,23 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
           for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
         }
       } else {
-        // argmin, with look-ahead as in the round loop below: while the main stream runs phase 3
-        // of super-round s on the tiles outside the rows and columns of s and s+1, the aux stream
-        // (high priority) runs it on the rows and columns of s+1 and then the phases 1 and 2 of
-        // s+1, whose small latency-bound launches so hide behind the bulk of phase 3.
-        Lookahead la;
-        APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux after the rules
-        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
-        round_panels(la.aux, 0);
-        APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-        for (int64_t r0 = 0; r0 < nb; r0 += m) {
-          const int64_t k0 = r0 * K;
-          const int kw = int(std::min<int64_t>(P::depth, n - k0));
-          const auto [e0, ec] = tiles_of(r0);
-          APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // rows/columns of r0 final
-          if (r0 + m < nb) {
-            const int bc = tiles_of(r0 + m).second;
-            APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's last part done
-            gemm(la.aux, band(tnb, e0 + ec, bc, e0, ec), k0, kw);
-            round_panels(la.aux, r0 + m);
-            APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-            gemm(stream, rest(tnb, e0, ec + bc), k0, kw);
-            APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
-          } else {
-            gemm(stream, rest(tnb, e0, ec), k0, kw);
-          }
-          for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
-        }
+        // argmin: with look-ahead, so that the small latency-bound launches of the next
+        // super-round's phases 1 and 2 hide behind the bulk of phase 3.
+        auto next_tiles = [&](int64_t r0, bool next) { return next ? tiles_of(r0 + m).second : 0; };
+        lookahead_rounds(
+            stream, nb, m, round_panels,
+            [&](cudaStream_t s, int64_t r0) {
+              const auto [e0, ec] = tiles_of(r0);
+              gemm(s, band(tnb, e0 + ec, next_tiles(r0, true), e0, ec), r0 * K, kw_of(r0));
+            },
+            [](int64_t) {},
+            [&](int64_t r0, bool next) {
+              const auto [e0, ec] = tiles_of(r0);
+              gemm(stream, rest(tnb, e0, ec + next_tiles(r0, next)), r0 * K, kw_of(r0));
+            },
+            [&](int64_t r0) {
+              for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+            });
       }
     }
   } else {
@@ -602,30 +624,22 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
           nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
           [&](const Launch& l, int64_t r) { gemm(s, l, r * K, kwidth(r)); });
     };
-    Lookahead la;
-    APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
-    APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
-    round_panels(la.aux, 0);
-    APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-    for (int64_t r0 = 0; r0 < nb; r0 += step) {
-      const int ec = blocks_in(r0);
-      const int64_t k0 = r0 * K;
-      const int kw = int(std::min<int64_t>(step * K, n - k0));
-      APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // panels of r0.. final
-      if constexpr (fused) pivot(stream, r0);  // nothing reads pivot tile r0 before phase 3 of r0
-      if (r0 + step < nb) {
-        const int bc = blocks_in(r0 + step);
-        APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's previous part done
-        gemm(la.aux, band(nb, r0 + step, bc, r0, ec), k0, kw);
-        round_panels(la.aux, r0 + step);
-        APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-        gemm(stream, rest(nb, r0, ec + bc), k0, kw);
-        APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
-      } else {
-        gemm(stream, rest(nb, r0, ec), k0, kw);
-      }
-      for (int64_t r = r0; r < r0 + ec; ++r) after_round(r);
-    }
+    auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(step * K, n - r0 * K)); };
+    lookahead_rounds(
+        stream, nb, step, round_panels,
+        [&](cudaStream_t s, int64_t r0) {
+          gemm(s, band(nb, r0 + step, blocks_in(r0 + step), r0, blocks_in(r0)), r0 * K, kw_of(r0));
+        },
+        [&](int64_t r0) {
+          if constexpr (fused) pivot(stream, r0);  // nothing reads pivot tile r0 before phase 3
+        },
+        [&](int64_t r0, bool next) {
+          const int ec = blocks_in(r0) + (next ? blocks_in(r0 + step) : 0);
+          gemm(stream, rest(nb, r0, ec), r0 * K, kw_of(r0));
+        },
+        [&](int64_t r0) {
+          for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+        });
   }
 }
 
