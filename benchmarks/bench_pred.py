@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from bench_gpu import random_graph, time_device
+from bench_gpu import fractional, random_graph, time_device
 from machine_facts import machine
 
 
@@ -38,8 +38,7 @@ def main() -> int:
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
-            orig += torch.rand(orig.shape, generator=torch.Generator(device="cuda").manual_seed(2),
-                               device="cuda", dtype=orig.dtype)
+            orig = fractional(orig)
         base = time_device(orig, args.reps, checks=False)
         for plan in plans:
             if plan:

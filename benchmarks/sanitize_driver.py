@@ -3,7 +3,8 @@ each dtype, ragged sizes, a leading dimension > n, undirected and unweighted rul
 cycle, under the plan the engine picks (one launch for n <= 64) and again with each round loop
 named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors
 (the general plan, the tagged plan for positive integer weights, floats included, and the argmin
-plan for positive fractional float weights) under the
+plan for positive fractional float weights; without predecessors, such float32 weights take the
+round loops' min3 step) under the
 engine's own choice only, since forcing a round loop does not change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
@@ -84,6 +85,11 @@ def check_all(predecessors: bool) -> int:
                 same = np.allclose(a[0], b[0]) if np.dtype(dtype).kind == "f" else np.array_equal(a[0], b[0])
                 if not same:
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {kw}")
+                checked += 1
+            if dtype == np.float32:  # positive fractional weights: the round loops' min3 step
+                frac = np.where(view == 0, 1, view) + np.float32(0.5)
+                if not np.allclose(solve(frac, "cuda")[0], solve(frac, "cpu")[0]):
+                    raise SystemExit(f"mismatch: float32 n={n} positive fractional weights")
                 checked += 1
             if not predecessors:
                 continue

@@ -417,6 +417,36 @@ def test_integer_twin_and_float_kernels_share_a_buffer(torch, rng, capfd):
         np.testing.assert_array_equal(got, cpu_solve(graph))
 
 
+# Float32 graphs whose weights are all positive (fractional here: integer weights take the twin)
+# run the round loops with the min3 step: two FADD and one VIMNMX3 per two pivots, on the values'
+# bits (Semiring<float>::relax2_nonnegative). The same sums and minima as the FMNMX step of a solve
+# without the input scan, so the results are equal bit for bit. Every round loop; ragged and
+# whole tiles.
+@pytest.mark.parametrize("plan", ["auto", "k64w", "k64d", "k64q", "k64o"])
+@pytest.mark.parametrize("n", [65, 300, 1000, 2101])
+def test_positive_float32_min3_step(plan, n, rng, capfd, monkeypatch):
+    if plan != "auto":
+        monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    g = fractional_graph(n, rng)
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    if plan != "auto" or n > 256:  # (auto, n <= 256: the one-cluster plan)
+        assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
+    unscanned = np.array(g, copy=True)
+    _core.solve_host(unscanned, None, "cuda", 0, True, False, False, False, None)
+    np.testing.assert_array_equal(got, unscanned)
+    assert_same(got, cpu_solve(g))
+
+
+# The min3 step needs every weight positive: a zero or a negative weight keeps FMNMX.
+@pytest.mark.parametrize("case", ["fractional", "zero", "negative"])
+def test_min3_choice(case, rng, capfd):
+    g, kw = plan_choice_graph(case, rng, 2.0 ** 24)
+    g = g + np.float32(0.25) * (g > 0)  # fractional weights everywhere: not the twin
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
+    assert line.endswith("with the 3-input min, n = 300") == (case == "fractional"), line
+    np.testing.assert_array_equal(got, cpu_solve(g, **kw))
+
+
 def fractional_graph(n: int, rng, dtype=np.float32) -> np.ndarray:
     """A float graph of positive fractional weights (1 .. 60), with unreachable pairs."""
     return random_graph(n, dtype, rng, negative=False) + rng.random((n, n)).astype(dtype)

@@ -31,6 +31,18 @@ struct Semiring<float> {
     return s < c ? s : c;  // vminps
 #endif
   }
+  // Two steps at once where every value is +0 .. +inf (the CUDA engine's input scan found every
+  // weight positive): such floats order as their bits do, so one VIMNMX3 (sm_90) takes the
+  // minimum of c and both sums. Three instructions for two steps (two FADD, one VIMNMX3) instead
+  // of four (engine.cu: min3).
+  static APSP_HD float relax2_nonnegative(float c, float a0, float b0, float a1, float b1) {
+#if defined(__CUDA_ARCH__)
+    return __int_as_float(
+        __vimin3_s32(__float_as_int(c), __float_as_int(a0 + b0), __float_as_int(a1 + b1)));
+#else
+    return relax(relax(c, a0, b0), a1, b1);
+#endif
+  }
 };
 
 template <>

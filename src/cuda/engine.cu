@@ -57,15 +57,17 @@ const char* tiles_name(Tiles t) {
   return "?";
 }
 
-// Each plan names its pivot width K and the kernels of its rounds.
-template <class T, Tiles>
+// Each plan names its pivot width K and the kernels of its rounds. Min3: the round loops' min-plus
+// step by two FADD and one VIMNMX3 per two pivots (float32 graphs of positive weights:
+// Semiring<float>::relax2_nonnegative).
+template <class T, Tiles, bool Min3 = false>
 struct Plan;
 
 // 64 x 64 tiles, 8 x 4 per thread (8-byte types 8 x 2). k64w: rounds of one 64-wide pivot
 // block. k64d, k64q, k64o: super-rounds of 2, 4 and 8 pivot blocks, so that phase 3 runs k-depth
 // 128, 256 and 512 and every tile's fixed cost (C load and store, the pipeline's fill and drain,
 // the tile's index math) is paid once per super-round.
-template <class T, int Depth>
+template <class T, int Depth, bool Min3>
 struct Plan64 {
   using type = T;
   static constexpr int K = 64;
@@ -78,24 +80,26 @@ struct Plan64 {
   static constexpr int MINB = sizeof(T) == 4 ? 3 : 2;
   using G = Gemm<T, K, 8, TN, BK, 3, MINB>;
   static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
+  static constexpr bool min3 = Min3;
   static constexpr auto pivot = pivot_kernel<T, K, 4, false>;
-  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, Track::None>;
+  static constexpr auto gemm = minplus_kernel<T, K, 8, TN, BK, 3, MINB, Track::None, Min3>;
   using PP = PivotPanels<T, K, 4>;  // phases 1 and 2 in one launch (k64w)
   static constexpr auto pivot_panels = pivot_panels_kernel<T, K, 4>;
 };
-template <class T>
-struct Plan<T, Tiles::k64w> : Plan64<T, 64> {};
-template <class T>
-struct Plan<T, Tiles::k64d> : Plan64<T, 128> {};
-template <class T>
-struct Plan<T, Tiles::k64q> : Plan64<T, 256> {};
-template <class T>
-struct Plan<T, Tiles::k64o> : Plan64<T, 512> {};
+template <class T, bool M>
+struct Plan<T, Tiles::k64w, M> : Plan64<T, 64, M> {};
+template <class T, bool M>
+struct Plan<T, Tiles::k64d, M> : Plan64<T, 128, M> {};
+template <class T, bool M>
+struct Plan<T, Tiles::k64q, M> : Plan64<T, 256, M> {};
+template <class T, bool M>
+struct Plan<T, Tiles::k64o, M> : Plan64<T, 512, M> {};
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
   static constexpr bool pred = true, small = false, cluster = false, tagged = false, argmin = false;
+  static constexpr bool min3 = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
@@ -111,7 +115,7 @@ struct IntegerTwin {
 // phase 3 at k-depth 128 by the k64d GEMM with tags, at about the speed of the solve without.
 template <class T>
 struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
-  using Deep = Plan64<T, 128>;  // phase 3's shape: 64 x 64 tiles, k-depth 128
+  using Deep = Plan64<T, 128, false>;  // phase 3's shape: 64 x 64 tiles, k-depth 128
   static constexpr bool tagged = true;
   static constexpr int depth = Deep::depth, TK = Deep::K;
   using G = typename Deep::G;
@@ -145,11 +149,13 @@ template <class T>
 struct Plan<T, Tiles::small> {  // n <= 64: one block, one launch (small.cuh)
   using type = T;
   static constexpr bool pred = false, small = true, cluster = false, tagged = false, argmin = false;
+  static constexpr bool min3 = false;
 };
 template <class T>
 struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one launch (cluster.cuh)
   using type = T;
   static constexpr bool pred = false, small = false, cluster = true, tagged = false, argmin = false;
+  static constexpr bool min3 = false;
 };
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
@@ -191,17 +197,21 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
 }
 
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
-// where `twin` says every weight is an integer (solve_on_stream). The tagged plan of a float
-// matrix is always its twin's; the one-launch plans and pred32 always run on T itself.
+// where `twin` says every weight is an integer (solve_on_stream), or with the min3 step where
+// `min3` says float32 weights are all positive. The tagged plan of a float matrix is always its
+// twin's; the one-launch plans and pred32 always run on T itself.
 template <class T, Tiles K, class F>
-void with_plan(bool twin, F&& f) {
+void with_plan(bool twin, bool min3, F&& f) {
   using I = typename IntegerTwin<T>::type;
   constexpr bool floats = std::is_floating_point_v<T>;
   if constexpr (floats && K == Tiles::tagged) {
     f(Plan<I, K>{});
-  } else if constexpr (floats && K != Tiles::small && K != Tiles::cluster && K != Tiles::pred32) {
+  } else if constexpr (floats && K != Tiles::small && K != Tiles::cluster && K != Tiles::pred32 &&
+                       K != Tiles::argmin) {
     if (twin)
       f(Plan<I, K>{});
+    else if (min3)
+      f(Plan<T, K, std::is_same_v<T, float>>{});  // float32 only (solve_on_stream)
     else
       f(Plan<T, K>{});
   } else {
@@ -211,16 +221,16 @@ void with_plan(bool twin, F&& f) {
 
 // The one run-time -> compile-time dispatch of the CUDA engine.
 template <class T, class F>
-void with_tiles(Tiles t, bool twin, F&& f) {
+void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
   switch (t) {
-    case Tiles::k64o: return with_plan<T, Tiles::k64o>(twin, f);
-    case Tiles::k64q: return with_plan<T, Tiles::k64q>(twin, f);
-    case Tiles::k64d: return with_plan<T, Tiles::k64d>(twin, f);
-    case Tiles::k64w: return with_plan<T, Tiles::k64w>(twin, f);
-    case Tiles::pred32: return with_plan<T, Tiles::pred32>(twin, f);
-    case Tiles::small: return with_plan<T, Tiles::small>(twin, f);
-    case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, f);
-    case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, f);
+    case Tiles::k64o: return with_plan<T, Tiles::k64o>(twin, min3, f);
+    case Tiles::k64q: return with_plan<T, Tiles::k64q>(twin, min3, f);
+    case Tiles::k64d: return with_plan<T, Tiles::k64d>(twin, min3, f);
+    case Tiles::k64w: return with_plan<T, Tiles::k64w>(twin, min3, f);
+    case Tiles::pred32: return with_plan<T, Tiles::pred32>(twin, min3, f);
+    case Tiles::small: return with_plan<T, Tiles::small>(twin, min3, f);
+    case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, min3, f);
+    case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
     case Tiles::argmin: break;  // floats only, with its check: solve_argmin
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
@@ -694,9 +704,10 @@ struct GraphKey {
   int32_t* p;
   int64_t pld;
   int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
+  bool min3;         // the kernels' min-plus step (Plan)
   bool operator==(const GraphKey& o) const {
-    return std::tie(device, d, n, ld, p, pld, dtype, tiles) ==
-           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles);
+    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3) ==
+           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3);
   }
 };
 struct GraphEntry {
@@ -813,7 +824,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-      const GraphKey key{device, job.d, n, ld, job.p, job.pld, int(Semiring<T>::dtype), int(tiles)};
+      const GraphKey key{device,     job.d, n, ld, job.p, job.pld, int(Semiring<T>::dtype),
+                         int(tiles), P::min3};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
       APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     } else {
@@ -908,7 +920,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
     APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
   }
-  bool tagged_fits = false, twin_fits = false, argmin_fits = false;
+  bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
   if (scan) {
     const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
                                 unsigned(std::min<int64_t>(n, 256)));
@@ -948,6 +960,12 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       };
       tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
+      // The min3 step: float32 weights all positive (so every value is +0 .. +inf and orders as
+      // its bits do), no NaN; VIMNMX3 is an sm_90 instruction (emulated before).
+      int major = 0;
+      APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+      min3_fits = std::is_same_v<T, float> && !pred.data && positive && s.first_nan < 0 &&
+                  s.first_neg_inf < 0 && major >= 9;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else pred32).
       argmin_fits = tagged_candidate && !tagged_fits && positive && s.first_nan < 0 &&
@@ -972,14 +990,16 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok);
   // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
   // runs the kernels of the matrix's own dtype.
-  const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && tiles != Tiles::small &&
-                    tiles != Tiles::cluster;
+  const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
+  const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop;
+  const bool min3 = min3_fits && !twin && round_loop;
   if (std::getenv("APSP_CUDA_TRACE"))  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
-                 dtype_name(dist.dtype), twin ? " on integer kernels" : "",
+                 dtype_name(dist.dtype),
+                 twin ? " on integer kernels" : min3 ? " with the 3-input min" : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {
-    with_tiles<T>(tiles, twin, [&](auto plan) {
+    with_tiles<T>(tiles, twin, min3, [&](auto plan) {
       run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
     });
   };

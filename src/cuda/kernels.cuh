@@ -562,12 +562,14 @@ struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
       Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
 };
 
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M,
+          bool Min3 = false>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                              int32_t* __restrict__ p, int64_t pld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
   constexpr bool Tagged = Tr == Track::Tags, Argmin = Tr == Track::Argmin;
   static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
+  static_assert(!Min3 || (std::is_same_v<T, float> && Tr == Track::None), "min3: float32 only");
   static_assert(!Argmin || (std::is_floating_point_v<T> && BK % ArgminGroup == 0),
                 "argmin tracking: floats, whole groups per chunk");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
@@ -718,20 +720,30 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
         for (int v = 0; v < V; ++v) av[a][v] = uv[v];
       }
 #pragma unroll
-      for (int kv = 0; kv < V; ++kv) {
-        T bv[TN];
+      for (int kv = 0; kv < V; kv += Min3 ? 2 : 1) {
+        T bv[TN], bw[Min3 ? TN : 1];  // B rows k4 + kv and, for min3, k4 + kv + 1
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const uint4 u = *reinterpret_cast<const uint4*>(Bs + (k4 + kv) * K + (tx + RX * g) * V);
           const T* uv = reinterpret_cast<const T*>(&u);
 #pragma unroll
           for (int v = 0; v < V; ++v) bv[g * V + v] = uv[v];
+          if constexpr (Min3) {
+            const uint4 w =
+                *reinterpret_cast<const uint4*>(Bs + (k4 + kv + 1) * K + (tx + RX * g) * V);
+            const T* wv = reinterpret_cast<const T*>(&w);
+#pragma unroll
+            for (int v = 0; v < V; ++v) bw[g * V + v] = wv[v];
+          }
         }
 #pragma unroll
         for (int a = 0; a < TM; ++a)
 #pragma unroll
           for (int b = 0; b < TN; ++b) {
-            if constexpr (Argmin) {  // k4, kv: compile-time after unrolling
+            if constexpr (Min3) {
+              c[a][b] = Semiring<T>::relax2_nonnegative(c[a][b], av[a][kv], bv[b], av[a][kv + 1],
+                                                         bw[b]);
+            } else if constexpr (Argmin) {  // k4, kv: compile-time after unrolling
               if ((k4 + kv) % ArgminGroup == 0)
                 m[a][b] = av[a][kv] + bv[b];
               else
@@ -837,7 +849,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
 // predecessors when Tr tracks the winning pivot, else unused.
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr>
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3 = false>
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
                    TileSet ts, int64_t k0, int kw, bool aligned) {
@@ -845,12 +857,14 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(ts, K);
   if (!aligned)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Any>(d, n, ld, p, pld, k0, kw, tc, smem);
-  else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior>(d, n, ld, p, pld, k0, kw, tc,
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Any, Min3>(d, n, ld, p, pld, k0, kw, tc,
                                                                      smem);
+  else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior, Min3>(d, n, ld, p, pld, k0, kw,
+                                                                           tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge>(d, n, ld, p, pld, k0, kw, tc, smem);
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge, Min3>(d, n, ld, p, pld, k0, kw, tc,
+                                                                       smem);
 }
 
 // ---- phases 1 and 2 in one launch (k64w rounds) ---------------------------------------------------
