@@ -417,17 +417,20 @@ def test_integer_twin_and_float_kernels_share_a_buffer(torch, rng, capfd):
         np.testing.assert_array_equal(got, cpu_solve(graph))
 
 
-# Float32 graphs whose weights are all positive (fractional here: integer weights take the twin)
-# run the round loops with the min3 step: two FADD and one VIMNMX3 per two pivots, on the values'
-# bits (Semiring<float>::relax2_nonnegative). The same sums and minima as the FMNMX step of a solve
-# without the input scan, so the results are equal bit for bit. Every round loop; ragged and
-# whole tiles.
+# Float32 graphs whose weights are all non-negative (fractional here: positive integer weights
+# take the twin) run the round loops with the min3 step: two FADD and one VIMNMX3 per two pivots,
+# on the values' bits (Semiring<float>::relax2_nonnegative). The same sums and minima as the FMNMX
+# step of a solve without the input scan, so the results are equal. Every round loop; ragged and
+# whole tiles; with and without zero weights.
+@pytest.mark.parametrize("zeros", [False, True], ids=["positive", "zeros"])
 @pytest.mark.parametrize("plan", ["auto", "k64w", "k64d", "k64q", "k64o"])
 @pytest.mark.parametrize("n", [65, 300, 1000, 2101])
-def test_positive_float32_min3_step(plan, n, rng, capfd, monkeypatch):
+def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     if plan != "auto":
         monkeypatch.setenv("APSP_CUDA_TILES", plan)
     g = fractional_graph(n, rng)
+    if zeros:  # zero-weight edges, and so zero-weight cycles
+        g[rng.random((n, n)) < 0.05] = 0
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     if plan != "auto" or n > 256:  # (auto, n <= 256: the one-cluster plan)
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
@@ -437,13 +440,13 @@ def test_positive_float32_min3_step(plan, n, rng, capfd, monkeypatch):
     assert_same(got, cpu_solve(g))
 
 
-# The min3 step needs every weight positive: a zero or a negative weight keeps FMNMX.
+# The min3 step needs every weight >= 0: zero weights take it too, a negative weight keeps FMNMX.
 @pytest.mark.parametrize("case", ["fractional", "zero", "negative"])
 def test_min3_choice(case, rng, capfd):
     g, kw = plan_choice_graph(case, rng, 2.0 ** 24)
     g = g + np.float32(0.25) * (g > 0)  # fractional weights everywhere: not the twin
     got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
-    assert line.endswith("with the 3-input min, n = 300") == (case == "fractional"), line
+    assert line.endswith("with the 3-input min, n = 300") == (case != "negative"), line
     np.testing.assert_array_equal(got, cpu_solve(g, **kw))
 
 

@@ -58,7 +58,7 @@ const char* tiles_name(Tiles t) {
 }
 
 // Each plan names its pivot width K and the kernels of its rounds. Min3: the round loops' min-plus
-// step by two FADD and one VIMNMX3 per two pivots (float32 graphs of positive weights:
+// step by two FADD and one VIMNMX3 per two pivots (float32 graphs of non-negative weights:
 // Semiring<float>::relax2_nonnegative).
 template <class T, Tiles, bool Min3 = false>
 struct Plan;
@@ -198,7 +198,7 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
 
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
 // where `twin` says every weight is an integer (solve_on_stream), or with the min3 step where
-// `min3` says float32 weights are all positive. The tagged plan of a float matrix is always its
+// `min3` says float32 weights are all non-negative. The tagged plan of a float matrix is always its
 // twin's; the one-launch plans and pred32 always run on T itself.
 template <class T, Tiles K, class F>
 void with_plan(bool twin, bool min3, F&& f) {
@@ -936,11 +936,12 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::memcpy(&f, &h.max_abs_float, sizeof(f));
     s.max_abs_float = f;
     s.max_abs_int = h.max_abs_int;
-    bool positive = h.nonpositive == 0, integral = h.nonintegral == 0;
+    bool positive = h.nonpositive == 0, nonnegative = h.nonpositive < 2,
+         integral = h.nonintegral == 0;
     if (opt.unweighted) {  // every edge weighs 1 after the rules
       s.max_abs_int = n > 1 ? 1 : 0;
       s.max_abs_float = n > 1 ? 1.0 : 0.0;
-      positive = integral = true;
+      positive = nonnegative = integral = true;
     }
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
@@ -960,11 +961,11 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       };
       tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
-      // The min3 step: float32 weights all positive (so every value is +0 .. +inf and orders as
-      // its bits do), no NaN; VIMNMX3 is an sm_90 instruction (emulated before).
+      // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
+      // bits do), no NaN; VIMNMX3 is an sm_90 instruction (emulated before).
       int major = 0;
       APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-      min3_fits = std::is_same_v<T, float> && !pred.data && positive && s.first_nan < 0 &&
+      min3_fits = std::is_same_v<T, float> && !pred.data && nonnegative && s.first_nan < 0 &&
                   s.first_neg_inf < 0 && major >= 9;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else pred32).

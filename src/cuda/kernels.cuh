@@ -26,7 +26,7 @@ struct DeviceStats {
   unsigned long long max_abs_float;  // bits of a non-negative double (orders like the value)
   unsigned long long max_abs_int;
   unsigned long long negative_count;  // vertices with a negative diagonal after the solve
-  unsigned long long nonpositive;     // 1 if an off-diagonal weight <= 0 or a diagonal < 0
+  unsigned long long nonpositive;     // 1 if an off-diagonal weight is 0, 2 if any weight < 0
   unsigned long long nonintegral;     // floats: 1 if a finite off-diagonal weight is not an integer
   unsigned long long not_closer;      // argmin plan: 1 if a predecessor is not strictly closer
 };
@@ -63,14 +63,16 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
         } else if (w == -S::inf()) {
           ninf_i = flat < ninf_i ? flat : ninf_i;
         } else if (w != S::inf() && (i != j || w < 0)) {
-          if (i != j ? w <= 0 : w < 0) nonpos = 1;
+          if (w < 0) nonpos = 2;
+          else if (i != j && w == 0 && nonpos == 0) nonpos = 1;
           if (i != j && w != floor(w)) nonint = 1;
           const double a = fabs(double(w));
           const unsigned long long bits = (unsigned long long)__double_as_longlong(a);
           mabs = bits > mabs ? bits : mabs;
         }
       } else {
-        if (w < S::inf() && (i != j ? w <= 0 : w < 0)) nonpos = 1;
+        if (w < 0) nonpos = 2;
+        else if (w < S::inf() && i != j && w == 0 && nonpos == 0) nonpos = 1;
         if (w < S::inf() && (i != j || w < 0)) {
           const unsigned long long a =
               w < 0 ? 0ull - (unsigned long long)(int64_t(w)) : (unsigned long long)(w);
