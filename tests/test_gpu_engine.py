@@ -440,6 +440,31 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     assert_same(got, cpu_solve(g))
 
 
+# With the checks off nothing scans the input, so past the CUDA-graph sizes (n > 4096) the rules
+# kernel flags any value below zero and the min3 kernels pick their step on the device: min3 on a
+# graph of non-negative weights (equal to the checked solve, whose scan chose min3 on the host),
+# FADD + FMNMX where a weight is negative.
+@pytest.mark.parametrize("negative", [False, True], ids=["nonnegative", "negative"])
+def test_min3_step_chosen_on_the_device(negative, rng, capfd):
+    n = 4100
+    g = random_graph(n, np.float32, rng, negative=negative)
+    g[np.isfinite(g)] += np.float32(0.25)  # fractional: not the integer twin
+    np.fill_diagonal(g, 0)
+
+    def unchecked():
+        work = np.array(g, copy=True)
+        _core.solve_host(work, None, "cuda", 0, True, False, False, False, None)
+        return work
+
+    got, lines = trace_lines(capfd, unchecked, "apsp cuda: plan ", "apsp cuda: min3 ")
+    assert lines == [f"apsp cuda: plan k64q, float32 with the 3-input min where every value is "
+                     f">= 0, n = {n}",
+                     "apsp cuda: min3 step " + ("off (a value below zero)" if negative else "on")]
+    assert_same(got, cpu_solve(g))
+    if not negative:
+        np.testing.assert_array_equal(got, gpu_host_solve(g))
+
+
 # The min3 step needs every weight >= 0: zero weights take it too, a negative weight keeps FMNMX.
 @pytest.mark.parametrize("case", ["fractional", "zero", "negative"])
 def test_min3_choice(case, rng, capfd):

@@ -142,7 +142,9 @@ struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
   static constexpr int STAGES = sizeof(T) == 4 ? 4 : 2, MINB = sizeof(T) == 4 ? 3 : 2;
   using G = ArgminGemm<T, TK, 8, TN, BK, STAGES, MINB>;
   static constexpr int depth = G::depth;
-  static constexpr auto gemm = minplus_kernel<T, TK, 8, TN, BK, STAGES, MINB, Track::Argmin>;
+  // float32: the group minimum by the min3 step (positive weights), two sums per VIMNMX3.
+  static constexpr auto gemm = minplus_kernel<T, TK, 8, TN, BK, STAGES, MINB, Track::Argmin,
+                                              std::is_same_v<T, float>>;
 };
 
 template <class T>
@@ -314,6 +316,7 @@ struct Job {
   int32_t* p;
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
+  unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
 };
 
 // Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
@@ -551,7 +554,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
         if (l.grid.x == 0 || l.grid.y == 0) return;
         P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, job.p, job.pld, l.ts, k0, kw,
-                                                          aligned);
+                                                          aligned, nullptr);
         APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
       };
       auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
@@ -603,7 +606,8 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     // One launch of the min-plus kernel over a tile set, k range [k0, k0 + kw).
     auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
       if (l.grid.x == 0 || l.grid.y == 0) return;
-      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, nullptr, 0, l.ts, k0, kw, aligned);
+      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, nullptr, 0, l.ts, k0, kw, aligned,
+                                                        job.below_zero);
       APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
     };
     constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
@@ -771,6 +775,7 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
 struct SolveScratch {
   std::unique_ptr<AsyncBuffer> hops, stats;
   std::unique_ptr<AsyncBuffer> rest;  // argmin plan, 8-byte types: the input rows the hops lack
+  std::unique_ptr<AsyncBuffer> flag;  // min3 chosen on the device: Job::below_zero
   DeviceStats* st = nullptr;
   int64_t* negative = nullptr;
 };
@@ -811,7 +816,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     const Elementwise ew = elementwise(n);
     V* d = static_cast<V*>(job.d);
     rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
-                                                   opt.unweighted);
+                                                   opt.unweighted, job.below_zero);
     APSP_CUDA_CHECK_LAUNCH("rules_kernel");
     if constexpr (packs) {
       pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
@@ -962,11 +967,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
       // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
-      // bits do), no NaN; VIMNMX3 is an sm_90 instruction (emulated before).
-      int major = 0;
-      APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+      // bits do), no NaN.
       min3_fits = std::is_same_v<T, float> && !pred.data && nonnegative && s.first_nan < 0 &&
-                  s.first_neg_inf < 0 && major >= 9;
+                  s.first_neg_inf < 0;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else pred32).
       argmin_fits = tagged_candidate && !tagged_fits && positive && s.first_nan < 0 &&
@@ -993,11 +996,30 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // runs the kernels of the matrix's own dtype.
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop;
-  const bool min3 = min3_fits && !twin && round_loop;
-  if (std::getenv("APSP_CUDA_TRACE"))  // diagnostics, and how the tests see which plan ran
+  // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
+  // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
+  // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
+  // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
+  int major = 0;
+  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  const char* min3_env = std::getenv("APSP_CUDA_MIN3");
+  const bool min3_ok = round_loop && major >= 9 && !(min3_env && std::string(min3_env) == "0");
+  const bool min3_on_device =
+      std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
+  const bool min3 = ((min3_fits && !twin) || min3_on_device) && min3_ok;
+  if (min3_on_device) {
+    sc.flag = std::make_unique<AsyncBuffer>(sizeof(unsigned), stream);
+    job.below_zero = static_cast<unsigned*>(sc.flag->ptr);
+    APSP_CUDA_CHECK(cudaMemsetAsync(job.below_zero, 0, sizeof(unsigned), stream));
+  }
+  const bool trace = std::getenv("APSP_CUDA_TRACE") != nullptr;
+  if (trace)  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
-                 twin ? " on integer kernels" : min3 ? " with the 3-input min" : "",
+                 twin               ? " on integer kernels"
+                 : min3_on_device   ? " with the 3-input min where every value is >= 0"
+                 : min3             ? " with the 3-input min"
+                                    : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {
     with_tiles<T>(tiles, twin, min3, [&](auto plan) {
@@ -1011,6 +1033,13 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       run_chosen();
   } else {
     run_chosen();
+  }
+  if (trace && job.below_zero) {  // which step the device chose (one sync, diagnostics only)
+    unsigned below = 0;
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&below, job.below_zero, sizeof(below), cudaMemcpyDeviceToHost,
+                                    stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::fprintf(stderr, "apsp cuda: min3 step %s\n", below ? "off (a value below zero)" : "on");
   }
 
   std::vector<int64_t> v;

@@ -184,12 +184,20 @@ __device__ __forceinline__ void each_element(int64_t n, F&& f) {
     f(i, j);
 }
 
+// below_zero (optional, floats): set where a ruled value is not >= 0 (negative, NaN, -inf), for
+// the min3 step's choice on the device (minplus_kernel).
 template <class T>
 __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
-                             int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted) {
+                             int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted,
+                             unsigned* below_zero) {
+  bool below = false;
   each_element(n, [&](int64_t i, int64_t j) {
     rules_at(d, n, ld, p, pld, h, directed, unweighted, i, j);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (below_zero && (directed || i <= j)) below |= !(d[i * ld + j] >= T(0));
+    }
   });
+  if (below) atomicOr(below_zero, 1u);
 }
 
 // Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
@@ -543,7 +551,8 @@ enum class Mode { Interior, Edge, Any };
 //   Argmin: (floats) the k loop runs in groups of ArgminGroup pivots: each element takes the
 //           minimum m of the group's sums and, where m < C, C = m and the group's number goes to a
 //           byte per element in shared memory (one predicated store, no register). Per group of
-//           8 pivots that is 18 instructions against the plain step's 16. Every chunk stays in
+//           8 pivots that is 18 instructions against the plain step's 16 (float32, whose weights
+//           are positive here, takes the group minimum by the min3 step: 15). Every chunk stays in
 //           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so after the loop
 //           each thread finds the pivot of each of its improved elements, one per trip of a loop
 //           over a bit mask (a warp runs as many trips as its busiest lane): the first k of the
@@ -571,7 +580,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
                                              int kw, TileCoords tc, T* smem) {
   constexpr bool Tagged = Tr == Track::Tags, Argmin = Tr == Track::Argmin;
   static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
-  static_assert(!Min3 || (std::is_same_v<T, float> && Tr == Track::None), "min3: float32 only");
+  static_assert(!Min3 || (std::is_same_v<T, float> && Tr != Track::Tags), "min3: float32 only");
   static_assert(!Argmin || (std::is_floating_point_v<T> && BK % ArgminGroup == 0),
                 "argmin tracking: floats, whole groups per chunk");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
@@ -742,7 +751,13 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
         for (int a = 0; a < TM; ++a)
 #pragma unroll
           for (int b = 0; b < TN; ++b) {
-            if constexpr (Min3) {
+            if constexpr (Min3 && Argmin) {  // the group's minimum, two sums at a time
+              if ((k4 + kv) % ArgminGroup == 0)
+                m[a][b] = Semiring<T>::relax(av[a][kv] + bv[b], av[a][kv + 1], bw[b]);
+              else
+                m[a][b] = Semiring<T>::relax2_nonnegative(m[a][b], av[a][kv], bv[b],
+                                                           av[a][kv + 1], bw[b]);
+            } else if constexpr (Min3) {
               c[a][b] = Semiring<T>::relax2_nonnegative(c[a][b], av[a][kv], bv[b], av[a][kv + 1],
                                                          bw[b]);
             } else if constexpr (Argmin) {  // k4, kv: compile-time after unrolling
@@ -851,10 +866,10 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
 // predecessors when Tr tracks the winning pivot, else unused.
-template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3 = false>
-__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
-    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
-                   TileSet ts, int64_t k0, int kw, bool aligned) {
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
+__device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n, int64_t ld,
+                                                    int32_t* __restrict__ p, int64_t pld,
+                                                    TileSet ts, int64_t k0, int kw, bool aligned) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   const TileCoords tc = tile_coords(ts, K);
@@ -867,6 +882,23 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
   else
     minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge, Min3>(d, n, ld, p, pld, k0, kw, tc,
                                                                        smem);
+}
+
+// Min3: the min3 step, unless `below_zero` points at a non-zero flag (rules_kernel found a value
+// below zero: then the FADD + FMNMX step); without Min3 the flag is not read.
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3 = false>
+__global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
+    minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
+                   TileSet ts, int64_t k0, int kw, bool aligned, const unsigned* below_zero) {
+  if constexpr (Min3) {
+    if (below_zero && *below_zero) {
+      minplus_kernel_body<T, K, TM, TN, BK, STAGES, MINB, Tr, false>(d, n, ld, p, pld, ts, k0, kw,
+                                                                     aligned);
+      return;
+    }
+  }
+  minplus_kernel_body<T, K, TM, TN, BK, STAGES, MINB, Tr, Min3>(d, n, ld, p, pld, ts, k0, kw,
+                                                                aligned);
 }
 
 // ---- phases 1 and 2 in one launch (k64w rounds) ---------------------------------------------------
