@@ -4,8 +4,8 @@ cycle, under the plan the engine picks (one launch for n <= 64) and again with e
 named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors
 (the general plan, the tagged plan for positive integer weights, floats included, and the argmin
 plan for positive fractional float weights; without predecessors, such float32 weights take the
-round loops' min3 step) under the
-engine's own choice only, since forcing a round loop does not change theirs. NumPy only (the host
+round loops' min3 step) under the engine's own choice only, since forcing a round loop does not
+change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh). --no-cluster runs those sizes on
@@ -86,21 +86,20 @@ def check_all(predecessors: bool) -> int:
                 if not same:
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {kw}")
                 checked += 1
-            if dtype == np.float32:  # positive fractional weights: the round loops' min3 step
-                frac = np.where(view == 0, 1, view) + np.float32(0.5)
+            pos = np.where(view == 0, 1, view)  # positive integer weights
+            frac = pos + dtype(0.5)  # positive fractional weights (floats)
+            if dtype == np.float32:  # without predecessors: the round loops' min3 step
                 if not np.allclose(solve(frac, "cuda")[0], solve(frac, "cpu")[0]):
                     raise SystemExit(f"mismatch: float32 n={n} positive fractional weights")
                 checked += 1
             if not predecessors:
                 continue
             # positive integer weights: the tagged plan from n > 128 (floats on their integer twin)
-            pos = np.where(view == 0, 1, view)
             a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
             if not np.array_equal(a[0], b[0]):
                 raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
             checked += 1
             if dtype in (np.float32, np.float64):  # positive fractional: argmin plan from n > 128
-                frac = pos + dtype(0.5)
                 a, b = solve(frac, "cuda", pred=True), solve(frac, "cpu", pred=True)
                 if not np.allclose(a[0], b[0]):
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} fractional weights, "

@@ -52,10 +52,13 @@ def cpu_solve(g: np.ndarray, pred: bool = False, **kw):
 
 
 def gpu_host_solve(g: np.ndarray, pred: bool = False, **kw):
+    """The CUDA engine on a copy of g; checks=False turns off the input scan and the negative-cycle
+    check."""
     work = np.array(g, order="C", copy=True)
     p = np.empty(g.shape, np.int32) if pred else None
+    checks = kw.get("checks", True)
     _core.solve_host(work, p, "cuda", 0, kw.get("directed", True), kw.get("unweighted", False),
-                     True, True, kw.get("progress"))
+                     checks, checks, kw.get("progress"))
     return (work, p) if pred else work
 
 
@@ -434,9 +437,7 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     if plan != "auto" or n > 256:  # (auto, n <= 256: the one-cluster plan)
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
-    unscanned = np.array(g, copy=True)
-    _core.solve_host(unscanned, None, "cuda", 0, True, False, False, False, None)
-    np.testing.assert_array_equal(got, unscanned)
+    np.testing.assert_array_equal(got, gpu_host_solve(g, checks=False))
     assert_same(got, cpu_solve(g))
 
 
@@ -450,13 +451,8 @@ def test_min3_step_chosen_on_the_device(negative, rng, capfd):
     g = random_graph(n, np.float32, rng, negative=negative)
     g[np.isfinite(g)] += np.float32(0.25)  # fractional: not the integer twin
     np.fill_diagonal(g, 0)
-
-    def unchecked():
-        work = np.array(g, copy=True)
-        _core.solve_host(work, None, "cuda", 0, True, False, False, False, None)
-        return work
-
-    got, lines = trace_lines(capfd, unchecked, "apsp cuda: plan ", "apsp cuda: min3 ")
+    got, lines = trace_lines(capfd, lambda: gpu_host_solve(g, checks=False), "apsp cuda: plan ",
+                             "apsp cuda: min3 ")
     assert lines == [f"apsp cuda: plan k64q, float32 with the 3-input min where every value is "
                      f">= 0, n = {n}",
                      "apsp cuda: min3 step " + ("off (a value below zero)" if negative else "on")]
@@ -516,7 +512,7 @@ def test_fractional_float_predecessors(n, dtype, rng, capfd):
 
 
 # Phase 3 of the argmin plan leaves "as in pivot row k" entries, resolved down their chains after
-# the loop (kernels.cuh, resolve_check_kernel; past 64 steps each step is checked to be strictly
+# the loop (kernels.cuh, resolve_kernel; past 64 steps each step is checked to be strictly
 # closer). A path through every vertex in a random order, with fractional weights, gives shortest
 # paths of up to n - 1 edges and long chains.
 @FLOATS
