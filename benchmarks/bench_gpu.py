@@ -193,6 +193,20 @@ def main() -> int:
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
     del os.environ["APSP_CUDA_TILES"]
 
+    # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
+    # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:
+    # tuned_chain); APSP_CUDA_PDL=0 launches without it, on the same graph.
+    for dtype, n, reps in (("int32", 512, 50), ("int32", 1024, 30), ("int32", 2048, 10),
+                           ("float32", 1024, 20)):
+        orig = random_graph(n, dtype)
+        on = time_device(orig, reps, checks=False)
+        os.environ["APSP_CUDA_PDL"] = "0"
+        off = time_device(orig, reps, checks=False)
+        del os.environ["APSP_CUDA_PDL"]
+        add("apsp-gpu-pdl", dtype, n, on,
+            f"checks off, programmatic dependent launch: {off / on:.2f}x faster than without it "
+            f"on the same graph (APSP_CUDA_PDL=0: {off * 1e6:.1f} us)")
+
     # ---- progress cost ---------------------------------------------------------------------------
     orig = random_graph(10000, "int32")
     calls = []

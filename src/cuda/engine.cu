@@ -317,14 +317,53 @@ struct Job {
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
+  bool pdl = false;  // the round loop's launches with programmatic dependent launch (`launch`)
 };
 
-// Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
-// plan and device: it is a driver call, and small solves count every microsecond of host time.
+// A launch on `s`. With `pdl` (sm_90) the kernel may be launched while the kernel before it on
+// `s` is still running: its blocks wait in wait_for_previous_grid (kernels.cuh) until that one has
+// finished, so the launch latency between the round loop's dependent kernels is hidden (in a CUDA
+// graph, the capture turns it into a programmatic edge). Only for kernels that call
+// wait_for_previous_grid before touching memory.
+template <class... Params, class... Args>
+void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+            cudaStream_t s, bool pdl, Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw_cuda(err, (std::string("launch of ") + name).c_str(), __FILE__, __LINE__);
+  }
+}
+
+// Whether plan P has a min-plus kernel (pred32 has only its 32-wide one).
 template <class P, class = void>
 struct has_gemm : std::false_type {};
 template <class P>
 struct has_gemm<P, std::void_t<typename P::G>> : std::true_type {};
+
+// One launch of plan P's min-plus kernel over a tile set, k range [k0, k0 + kw) (the predecessor
+// plans: their phase 3, with job.p; the others: with the min3 flag job.below_zero, or null).
+template <class P, class L>
+void launch_gemm(const Job& job, cudaStream_t s, bool pdl, const L& l, int64_t k0, int kw,
+                 bool aligned) {
+  if constexpr (has_gemm<P>::value) {
+    using G = typename P::G;
+    if (l.grid.x == 0 || l.grid.y == 0) return;
+    launch("minplus_kernel", P::gemm, l.grid, G::threads, G::smem_bytes, s, pdl,
+           static_cast<typename P::type*>(job.d), job.n, job.ld, job.p, job.pld, l.ts, k0, kw,
+           aligned, job.below_zero);
+  }
+}
 
 // One bit per device (devices >= 64 have none: their work is redone on every call).
 class DeviceBits {
@@ -339,6 +378,20 @@ class DeviceBits {
   std::atomic<uint64_t> bits_{0};
 };
 
+// Whether `device` has compute capability 9.0 or later (VIMNMX3, clusters, programmatic
+// dependent launch); asked once per device.
+bool sm90(int device) {
+  static DeviceBits known, yes;
+  if (known.has(device)) return yes.has(device);
+  int major = 0;
+  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major >= 9) yes.set(device);
+  known.set(device);
+  return major >= 9;
+}
+
+// Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
+// plan and device: it is a driver call, and small solves count every microsecond of host time.
 template <class P>
 void prepare_kernels(int device) {
   if constexpr (has_gemm<P>::value) {
@@ -379,10 +432,8 @@ template <class T>
 bool cluster_fits(int device) {
   static DeviceBits known, fits;
   if (known.has(device)) return fits.has(device);
-  int major = 0;
-  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   bool ok = false;
-  if (major >= 9) {
+  if (sm90(device)) {
     const auto kernel = cluster_solve_kernel<T>;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(ClusterShape::smem_bytes<T>())));
@@ -518,6 +569,25 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   constexpr int pivot_threads = 256;
   // The min-plus kernel's 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
   const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
+  // 64-wide rounds (k64w) of 4-byte types: programmatic dependent launch on the critical (aux)
+  // stream, and each pivot tile stored by the next round's phases 1 and 2. H100, n = 1024 int32:
+  // 251 us against 269. Not on the main stream: phase 3's blocks, launched early, would take the
+  // SMs that the next band (high priority) needs (300 us). Not for 8-byte types: there the early
+  // panel blocks (68 KB of shared memory each) crowd phase 3 out, and the store in the next
+  // launch lengthens the chain (float64 n = 1024: 1000 and 989 us against 897 for neither). Not
+  // for super-rounds: int32 n = 10000 70.2 ms against 69.2, float32 71.0 against 68.9.
+  // Measured: GPU_NOTES.md, eleventh session.
+  constexpr bool tuned_chain = [] {
+    if constexpr (P::pred)
+      return false;
+    else
+      return sizeof(T) == 4 && P::depth == K;
+  }();
+  auto pdl_on = [&](cudaStream_t s) { return tuned_chain && job.pdl && s != stream; };
+  // One launch of the plan's min-plus kernel over a tile set, k range [k0, k0 + kw).
+  auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
+    launch_gemm<P>(job, s, pdl_on(s), l, k0, kw, aligned);
+  };
   if constexpr (P::pred) {
     // One launch of the 32-wide predecessor kernel over a tile set with round r.
     auto update = [&](cudaStream_t s, const Launch& l, int64_t r) {
@@ -541,7 +611,6 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       // Per super-round of m 32-wide blocks, their rows and columns by the pred32 kernels, then
       // phase 3 (k-depth m K, tiles of TK): with tagged B rows (tagged.cuh, on values shifted for
       // the whole loop: run_plan), or tracking the winning group of pivots (argmin).
-      using G = typename P::G;
       constexpr int m = P::depth / K;
       static_assert(P::depth % P::TK == 0, "super-rounds cover whole phase-3 tiles");
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
@@ -550,12 +619,6 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         finish_pivot_rows(
             nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
             [&](const Launch& l, int64_t r) { update(s, l, r); });
-      };
-      auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
-        if (l.grid.x == 0 || l.grid.y == 0) return;
-        P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, job.p, job.pld, l.ts, k0, kw,
-                                                          aligned, nullptr);
-        APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
       };
       auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
       // Phase-3 tile blocks of the super-round at r0: first and count.
@@ -602,31 +665,25 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       }
     }
   } else {
-    using G = typename P::G;
-    // One launch of the min-plus kernel over a tile set, k range [k0, k0 + kw).
-    auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
-      if (l.grid.x == 0 || l.grid.y == 0) return;
-      P::gemm<<<l.grid, G::threads, G::smem_bytes, s>>>(d, n, ld, nullptr, 0, l.ts, k0, kw, aligned,
-                                                        job.below_zero);
-      APSP_CUDA_CHECK_LAUNCH("minplus_kernel");
-    };
     constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round
-    // k64w: phases 1 and 2 in one launch on the critical stream, which never writes the pivot
-    // tile; the main stream stores it (pivot_kernel, the same closure) before the round's phase 3.
-    // Super-rounds keep them apart: their bands use the stored pivot tiles at once.
+    // k64w: phases 1 and 2 in one launch on the critical stream, which never writes this round's
+    // pivot tile; the next round's launch stores it (one more block, the same closure), and the
+    // main stream stores the last one (pivot_kernel). Super-rounds keep them apart: their bands
+    // use the stored pivot tiles at once.
     constexpr bool fused = step == 1;
     auto pivot = [&](cudaStream_t s, int64_t r) {
-      P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, nullptr, 0, nullptr, 0, r * K, kwidth(r));
-      APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
+      launch("pivot_kernel", P::pivot, 1, pivot_threads, 0, s, pdl_on(s), d, ld, nullptr, 0, nullptr,
+             0, r * K, kwidth(r));
     };
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
       if constexpr (fused) {
         using PP = typename P::PP;
         const Launch l = panels(nb, r);
         if (l.grid.x == 0) return;
-        P::pivot_panels<<<l.grid, PP::threads, PP::smem_bytes, s>>>(d, n, ld, l.ts, r * K,
-                                                                   kwidth(r));
-        APSP_CUDA_CHECK_LAUNCH("pivot_panels_kernel");
+        const bool store_prev = tuned_chain && r > 0;  // pivot tile r - 1 (full: r - 1 < nb - 1)
+        launch("pivot_panels_kernel", P::pivot_panels, dim3(l.grid.x + store_prev), PP::threads,
+               PP::smem_bytes, s, pdl_on(s), d, n, ld, l.ts, r * K, kwidth(r),
+               store_prev ? (r - 1) * K : int64_t(-1));
       } else {
         pivot(s, r);
         gemm(s, panels(nb, r), r * K, kwidth(r));
@@ -645,7 +702,10 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
           gemm(s, band(nb, r0 + step, blocks_in(r0 + step), r0, blocks_in(r0)), r0 * K, kw_of(r0));
         },
         [&](int64_t r0) {
-          if constexpr (fused) pivot(stream, r0);  // nothing reads pivot tile r0 before phase 3
+          // Pivot tile r0 (tuned_chain: only the last, which no later launch stores). This
+          // round's phase 3 does not read it; the next one's, after it on this stream, does.
+          if constexpr (fused)
+            if (!tuned_chain || r0 + 1 == nb) pivot(stream, r0);
         },
         [&](int64_t r0, bool next) {
           const int ec = blocks_in(r0) + (next ? blocks_in(r0 + step) : 0);
@@ -709,9 +769,10 @@ struct GraphKey {
   int64_t pld;
   int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
   bool min3;         // the kernels' min-plus step (Plan)
+  bool pdl;          // Job::pdl
   bool operator==(const GraphKey& o) const {
-    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3) ==
-           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3);
+    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl) ==
+           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl);
   }
 };
 struct GraphEntry {
@@ -829,8 +890,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-      const GraphKey key{device,     job.d, n, ld, job.p, job.pld, int(Semiring<T>::dtype),
-                         int(tiles), P::min3};
+      const GraphKey key{device,     job.d,   n,      ld,     job.p, job.pld, int(Semiring<T>::dtype),
+                         int(tiles), P::min3, job.pdl};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
       APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     } else {
@@ -968,7 +1029,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
       // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
       // bits do), no NaN.
-      min3_fits = std::is_same_v<T, float> && !pred.data && nonnegative && s.first_nan < 0 &&
+      min3_fits = std::is_same_v<T, float> && nonnegative && s.first_nan < 0 &&
                   s.first_neg_inf < 0;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else pred32).
@@ -1000,13 +1061,16 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
   // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
   // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
-  int major = 0;
-  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  const bool hopper = sm90(device);
   const char* min3_env = std::getenv("APSP_CUDA_MIN3");
-  const bool min3_ok = round_loop && major >= 9 && !(min3_env && std::string(min3_env) == "0");
+  const bool min3_ok = round_loop && hopper && !(min3_env && std::string(min3_env) == "0");
+  // Programmatic dependent launch in the round loop; APSP_CUDA_PDL=0 launches without it
+  // (benchmarks: both on the same graph).
+  const char* pdl_env = std::getenv("APSP_CUDA_PDL");
+  job.pdl = hopper && !(pdl_env && std::string(pdl_env) == "0");
   const bool min3_on_device =
       std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
-  const bool min3 = ((min3_fits && !twin) || min3_on_device) && min3_ok;
+  const bool min3 = (min3_fits && !twin && min3_ok) || min3_on_device;
   if (min3_on_device) {
     sc.flag = std::make_unique<AsyncBuffer>(sizeof(unsigned), stream);
     job.below_zero = static_cast<unsigned*>(sc.flag->ptr);

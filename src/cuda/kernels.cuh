@@ -19,6 +19,17 @@
 
 namespace apsp::cuda_detail {
 
+// Programmatic dependent launch (engine.cu's `launch`, sm_90): the round loop's kernels may be
+// launched while the kernel before them on the stream is still running. Each waits here until
+// that kernel has finished and its writes are visible, before touching memory, and then lets the
+// next one launch, whose blocks wait in turn. Launched without the attribute, both are no-ops.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // ---- statistics, rules, finalize ---------------------------------------------------------------
 struct DeviceStats {
   unsigned long long first_nan;      // ULLONG_MAX = none
@@ -57,22 +68,25 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, Devi
          j += int64_t(gridDim.x) * blockDim.x) {
       const T w = row[j];
       const unsigned long long flat = (unsigned long long)(i * n + j);
+      // nonpositive: 2 for a negative weight, else 1 for a zero off the diagonal
+      auto sign_level = [&] {
+        if (w < 0) nonpos = 2;
+        else if (i != j && w == 0 && nonpos == 0) nonpos = 1;
+      };
       if constexpr (std::is_floating_point_v<T>) {
         if (w != w) {
           nan_i = flat < nan_i ? flat : nan_i;
         } else if (w == -S::inf()) {
           ninf_i = flat < ninf_i ? flat : ninf_i;
         } else if (w != S::inf() && (i != j || w < 0)) {
-          if (w < 0) nonpos = 2;
-          else if (i != j && w == 0 && nonpos == 0) nonpos = 1;
+          sign_level();
           if (i != j && w != floor(w)) nonint = 1;
           const double a = fabs(double(w));
           const unsigned long long bits = (unsigned long long)__double_as_longlong(a);
           mabs = bits > mabs ? bits : mabs;
         }
       } else {
-        if (w < 0) nonpos = 2;
-        else if (w < S::inf() && i != j && w == 0 && nonpos == 0) nonpos = 1;
+        sign_level();
         if (w < S::inf() && (i != j || w < 0)) {
           const unsigned long long a =
               w < 0 ? 0ull - (unsigned long long)(int64_t(w)) : (unsigned long long)(w);
@@ -145,9 +159,10 @@ __device__ __forceinline__ T ruled_weight(const T* __restrict__ d, int64_t ld, b
 // Rules: clamp, unweighted, symmetric min (directed=false), diagonal min(w, 0), predecessor init,
 // exactly as the CPU engine's apply_rules; with predecessors also the hop counts of the
 // (length, hops) step (n x n, compact: 0 on the diagonal, 1 elsewhere, as the CPU's solve_pred).
-// Element (i, j); when undirected the i<j element owns both (i, j) and (j, i).
+// Element (i, j); when undirected the i<j element owns both (i, j) and (j, i). Returns the value
+// written to (i, j), or 0 where the element of (j, i) writes it.
 template <class T>
-__device__ __forceinline__ void rules_at(T* __restrict__ d, int64_t n, int64_t ld,
+__device__ __forceinline__ T rules_at(T* __restrict__ d, int64_t n, int64_t ld,
                                          int32_t* __restrict__ p, int64_t pld,
                                          uint32_t* __restrict__ h, bool directed, bool unweighted,
                                          int64_t i, int64_t j) {
@@ -157,15 +172,17 @@ __device__ __forceinline__ void rules_at(T* __restrict__ d, int64_t n, int64_t l
     const T w = ruled_weight(d, ld, directed, unweighted, i, j);
     d[i * ld + j] = w;
     if (p) p[i * pld + j] = (i != j && w < inf) ? int32_t(i) : kNoPredecessor;
-  } else if (i < j) {
-    const T w = ruled_weight(d, ld, directed, unweighted, i, j);
-    d[i * ld + j] = w;
-    d[j * ld + i] = w;
-    if (p) {
-      p[i * pld + j] = w < inf ? int32_t(i) : kNoPredecessor;
-      p[j * pld + i] = w < inf ? int32_t(j) : kNoPredecessor;
-    }
+    return w;
   }
+  if (i > j) return T(0);
+  const T w = ruled_weight(d, ld, directed, unweighted, i, j);
+  d[i * ld + j] = w;
+  d[j * ld + i] = w;
+  if (p) {
+    p[i * pld + j] = w < inf ? int32_t(i) : kNoPredecessor;
+    p[j * pld + i] = w < inf ? int32_t(j) : kNoPredecessor;
+  }
+  return w;
 }
 // Elementwise kernels over the n x n matrix: x over columns, y strided over rows, launched with
 // `elementwise(n)`.
@@ -192,12 +209,10 @@ __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* 
                              unsigned* below_zero) {
   bool below = false;
   each_element(n, [&](int64_t i, int64_t j) {
-    rules_at(d, n, ld, p, pld, h, directed, unweighted, i, j);
-    if constexpr (std::is_floating_point_v<T>) {
-      if (below_zero && (directed || i <= j)) below |= !(d[i * ld + j] >= T(0));
-    }
+    const T w = rules_at(d, n, ld, p, pld, h, directed, unweighted, i, j);
+    if constexpr (std::is_floating_point_v<T>) below |= !(w >= T(0));
   });
-  if (below) atomicOr(below_zero, 1u);
+  if (below && below_zero) atomicOr(below_zero, 1u);
 }
 
 // Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
@@ -398,12 +413,13 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   }
 }
 
-// Phase 1 as its own kernel: one block loads the pivot tile, closes it and stores it (with
-// predecessors: and their hop counts where Hops).
+// Phase 1: one block loads the pivot tile, closes it and stores it (with predecessors: and their
+// hop counts where Hops). Its own kernel, or one block of pivot_panels_kernel.
 template <class T, int K, int E, bool Pred, bool Hops = Pred>
-__global__ void __launch_bounds__((K / E) * (K / E))
-    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
-                 uint32_t* __restrict__ h, int64_t hld, int64_t k0, int kw) {
+__device__ __forceinline__ void close_and_store_pivot(T* __restrict__ d, int64_t ld,
+                                                      int32_t* __restrict__ p, int64_t pld,
+                                                      uint32_t* __restrict__ h, int64_t hld,
+                                                      int64_t k0, int kw) {
   constexpr int R = K / E;
   const int tx = threadIdx.x % R, ty = threadIdx.x / R;
   T c[E][E];
@@ -438,6 +454,13 @@ __global__ void __launch_bounds__((K / E) * (K / E))
         }
       }
     }
+}
+template <class T, int K, int E, bool Pred, bool Hops = Pred>
+__global__ void __launch_bounds__((K / E) * (K / E))
+    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
+                 uint32_t* __restrict__ h, int64_t hld, int64_t k0, int kw) {
+  wait_for_previous_grid();
+  close_and_store_pivot<T, K, E, Pred, Hops>(d, ld, p, pld, h, hld, k0, kw);
 }
 
 // ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------
@@ -890,6 +913,7 @@ template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
                    TileSet ts, int64_t k0, int kw, bool aligned, const unsigned* below_zero) {
+  wait_for_previous_grid();
   if constexpr (Min3) {
     if (below_zero && *below_zero) {
       minplus_kernel_body<T, K, TM, TN, BK, STAGES, MINB, Tr, false>(d, n, ld, p, pld, ts, k0, kw,
@@ -905,10 +929,12 @@ __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads,
 // Every block of a kPanels tile set closes the pivot tile itself (close_tile_fast, the same
 // deterministic steps on the same unmodified input in every block) and then updates its own panel
 // tile with it: a row panel tile is min(T, P* (x) T), a column panel tile min(T, T (x) P*), one
-// pass each since P* is closed. No block writes the pivot tile, so no block can read it half
-// written: the round loop stores it with pivot_kernel on the other stream, off the critical path
-// (engine.cu). Saves the pivot launch and its gap on the chain of every round. Shared memory:
-// the closed pivot and the tile as it was, rows padded by one 16-byte vector.
+// pass each since P* is closed. No block writes this round's pivot tile, so no block can read it
+// half written. Where `k_prev` >= 0, one more block (blockIdx.x 0, beyond the tile set) closes
+// and stores the previous round's pivot tile, which still holds its input: nothing else in this
+// launch reads it, and the next phase 3 that does runs after it (engine.cu). Saves a pivot launch
+// and its gap on the chain of every round. Shared memory: the closed pivot and the tile as it
+// was, rows padded by one 16-byte vector.
 template <class T, int K, int E>
 struct PivotPanels {
   static constexpr int R = K / E, threads = R * R;
@@ -917,7 +943,13 @@ struct PivotPanels {
 };
 template <class T, int K, int E>
 __global__ void __launch_bounds__((K / E) * (K / E))
-    pivot_panels_kernel(T* __restrict__ d, int64_t n, int64_t ld, TileSet ts, int64_t k0, int kw) {
+    pivot_panels_kernel(T* __restrict__ d, int64_t n, int64_t ld, TileSet ts, int64_t k0, int kw,
+                        int64_t k_prev) {
+  wait_for_previous_grid();
+  if (k_prev >= 0 && blockIdx.x == 0) {
+    close_and_store_pivot<T, K, E, false, false>(d, ld, nullptr, 0, nullptr, 0, k_prev, K);
+    return;
+  }
   using Cfg = PivotPanels<T, K, E>;
   constexpr int R = Cfg::R, LD = Cfg::LD;
   extern __shared__ __align__(16) unsigned char smem_raw[];
