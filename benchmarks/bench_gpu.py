@@ -76,6 +76,21 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
     return float(np.median(times))
 
 
+def time_with_env(orig: torch.Tensor, reps: int, checks: bool, **env: str) -> float:
+    """time_device with environment variables set for its solves (the engine reads them per
+    solve: a forced plan, APSP_CUDA_MIN3=0, APSP_CUDA_PDL=0), restored afterwards."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return time_device(orig, reps, checks)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
 def torch_loop(orig: torch.Tensor) -> float:
     D = orig.clone()
     torch.cuda.synchronize()
@@ -143,9 +158,7 @@ def main() -> int:
     for dtype, n, reps in (("float32", 10000, 3), ("float64", 10000, 2)):
         orig = random_graph(n, dtype)
         twin = time_device(orig, reps, checks=True)
-        os.environ["APSP_CUDA_TILES"] = "k64q"
-        own = time_device(orig, reps, checks=True)
-        del os.environ["APSP_CUDA_TILES"]
+        own = time_with_env(orig, reps, True, APSP_CUDA_TILES="k64q")
         add("apsp-gpu-twin", dtype, n, twin,
             f"integer weights, checks on: the integer twin's kernels; {own / twin:.2f}x faster than "
             f"the {dtype} kernels on the same graph ({own * 1e3:.1f} ms, same plan forced)",
@@ -161,9 +174,7 @@ def main() -> int:
         orig = fractional(random_graph(n, "float32"))
         checked = time_device(orig, reps, checks=True)
         unchecked = time_device(orig, reps, checks=False)
-        os.environ["APSP_CUDA_MIN3"] = "0"
-        fmnmx = time_device(orig, reps, checks=False)
-        del os.environ["APSP_CUDA_MIN3"]
+        fmnmx = time_with_env(orig, reps, False, APSP_CUDA_MIN3="0")
         for seconds, how in ((checked, "checks on (2 host syncs): chosen by the input scan"),
                              (unchecked, "checks off: chosen on the device")):
             ups = float(n) ** 3 / seconds
@@ -178,20 +189,17 @@ def main() -> int:
     # ---- n <= 64: the one-launch plan against the round loop forced ----------------------------
     orig = random_graph(64, "int32")
     add("apsp-gpu", "int32", 64, time_device(orig, 50, checks=False), "device time, checks off (fully asynchronous)")
-    os.environ["APSP_CUDA_TILES"] = "k64w"
-    add("apsp-gpu-plan", "int32", 64, time_device(orig, 50, checks=False),
+    add("apsp-gpu-plan", "int32", 64, time_with_env(orig, 50, False, APSP_CUDA_TILES="k64w"),
         "round loop forced (APSP_CUDA_TILES=k64w: rules, pivot, finalize launches), checks off")
-    del os.environ["APSP_CUDA_TILES"]
 
     # ---- 64 < n <= 256: the one-cluster plan against the round loop forced ------------------------
     for dtype, n in (("int32", 128), ("float32", 256), ("float64", 256), ("int64", 256)):
         add("apsp-gpu", dtype, n, time_device(random_graph(n, dtype), 50, checks=False),
             "device time, checks off (fully asynchronous)")
-    os.environ["APSP_CUDA_TILES"] = "k64w"
     for dtype, n in (("int32", 128), ("int32", 256), ("float32", 256), ("float64", 256), ("int64", 256)):
-        add("apsp-gpu-plan", dtype, n, time_device(random_graph(n, dtype), 50, checks=False),
+        add("apsp-gpu-plan", dtype, n,
+            time_with_env(random_graph(n, dtype), 50, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
-    del os.environ["APSP_CUDA_TILES"]
 
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:
@@ -200,9 +208,7 @@ def main() -> int:
                            ("float32", 1024, 20)):
         orig = random_graph(n, dtype)
         on = time_device(orig, reps, checks=False)
-        os.environ["APSP_CUDA_PDL"] = "0"
-        off = time_device(orig, reps, checks=False)
-        del os.environ["APSP_CUDA_PDL"]
+        off = time_with_env(orig, reps, False, APSP_CUDA_PDL="0")
         add("apsp-gpu-pdl", dtype, n, on,
             f"checks off, programmatic dependent launch: {off / on:.2f}x faster than without it "
             f"on the same graph (APSP_CUDA_PDL=0: {off * 1e6:.1f} us)")
