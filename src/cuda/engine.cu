@@ -957,6 +957,12 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
   run_plan<Plan<T, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
 }
 
+// Whether the environment variable `name` is "0" (a feature switched off: benchmarks).
+bool switched_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
 // Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
 // the caller raises NegativeCycleError once the results are where the caller wants them.
 template <class T>
@@ -1020,7 +1026,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                     positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
     } else {
       using I = typename IntegerTwin<T>::type;
-      const bool whole = positive && integral && s.first_nan < 0 && s.first_neg_inf < 0;
+      const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
+      const bool whole = positive && integral && no_nan_or_neg_inf;
       auto within = [&](int64_t longest) {
         longest = std::min<int64_t>(longest, int64_t(1) << std::numeric_limits<T>::digits);
         return s.max_abs_float * double(n - 1) <= double(longest);
@@ -1029,12 +1036,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
       // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
       // bits do), no NaN.
-      min3_fits = std::is_same_v<T, float> && nonnegative && s.first_nan < 0 &&
-                  s.first_neg_inf < 0;
+      min3_fits = std::is_same_v<T, float> && nonnegative && no_nan_or_neg_inf;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else pred32).
-      argmin_fits = tagged_candidate && !tagged_fits && positive && s.first_nan < 0 &&
-                    s.first_neg_inf < 0;
+      argmin_fits = tagged_candidate && !tagged_fits && positive && no_nan_or_neg_inf;
       const int64_t rest_rows = n - argmin_rows_in_hops<T>(n);
       if (argmin_fits && rest_rows > 0) {
         void* ptr = nullptr;
@@ -1062,12 +1067,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
   // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
   const bool hopper = sm90(device);
-  const char* min3_env = std::getenv("APSP_CUDA_MIN3");
-  const bool min3_ok = round_loop && hopper && !(min3_env && std::string(min3_env) == "0");
+  const bool min3_ok = round_loop && hopper && !switched_off("APSP_CUDA_MIN3");
   // Programmatic dependent launch in the round loop; APSP_CUDA_PDL=0 launches without it
   // (benchmarks: both on the same graph).
-  const char* pdl_env = std::getenv("APSP_CUDA_PDL");
-  job.pdl = hopper && !(pdl_env && std::string(pdl_env) == "0");
+  job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
   const bool min3_on_device =
       std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
   const bool min3 = (min3_fits && !twin && min3_ok) || min3_on_device;
