@@ -45,8 +45,9 @@ def fractional(orig: torch.Tensor, seed: int = 2) -> torch.Tensor:
 
 def runs_twin(dtype: str, n: int) -> bool:
     """Whether a checked solve of random_graph(n, dtype) runs the integer twin's kernels: float
-    dtypes (its weights are integers) past the one-launch plans (engine.cu, solve_on_stream)."""
-    return dtype.startswith("float") and n > 256
+    dtypes (its weights are integers) past the one-launch plans, float32 only on the 64-wide
+    rounds (n < 4096; super-rounds take the min3 step on sm_90: engine.cu, solve_on_stream)."""
+    return (dtype == "float64" and n > 256) or (dtype == "float32" and 256 < n < 4096)
 
 
 def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred: bool = False) -> float:
@@ -146,23 +147,32 @@ def main() -> int:
             twin = runs_twin(dtype, n)
             add("apsp-gpu-twin" if twin else "apsp-gpu", dtype, n, time_device(orig, reps, checks=True),
                 "device time, input and negative-cycle checks on (2 host syncs)"
-                + ("; integer weights, so the integer twin's kernels ran" if twin else ""),
-                ceiling=not twin)
+                + ("; integer weights, so the integer twin's kernels ran" if twin else "")
+                + ("; the min3 step, chosen by the input scan" if min3 else ""),
+                ceiling=not twin, step="float32-min3" if min3 else None)
         del orig
         torch.cuda.empty_cache()
 
     # ---- floats with integer weights: the integer twin's kernels against the float ones -----------
     # A checked solve scans the input; where every weight is a positive integer and every path
-    # length is exact, a float matrix runs the round loop of its integer twin (engine.cu). The float
-    # kernels on the same graph: the same plan forced (a forced plan keeps the matrix's dtype).
-    for dtype, n, reps in (("float32", 10000, 3), ("float64", 10000, 2)):
+    # length is exact, a float matrix may run the round loop of its integer twin (engine.cu): float64
+    # always, float32 on 64-wide rounds; on super-rounds float32 keeps its own kernels with the min3
+    # step. Each case against the other choice on the same graph: a forced plan keeps the matrix's
+    # dtype; APSP_CUDA_MIN3=0 leaves float32 on super-rounds nothing but the twin.
+    for dtype, n, reps, other in (("float32", 1024, 20, {"APSP_CUDA_TILES": "k64w"}),
+                                  ("float32", 10000, 3, {"APSP_CUDA_MIN3": "0"}),
+                                  ("float64", 10000, 2, {"APSP_CUDA_TILES": "k64q"})):
         orig = random_graph(n, dtype)
-        twin = time_device(orig, reps, checks=True)
-        own = time_with_env(orig, reps, True, APSP_CUDA_TILES="k64q")
-        add("apsp-gpu-twin", dtype, n, twin,
-            f"integer weights, checks on: the integer twin's kernels; {own / twin:.2f}x faster than "
-            f"the {dtype} kernels on the same graph ({own * 1e3:.1f} ms, same plan forced)",
-            ceiling=False)
+        chosen = time_device(orig, reps, checks=True)
+        alt = time_with_env(orig, reps, True, **other)
+        switch = ", ".join(f"{k}={v}" for k, v in other.items())
+        twin = runs_twin(dtype, n)
+        kernels = "the integer twin's kernels" if twin else f"the {dtype} kernels with the min3 step"
+        others = f"the {dtype} kernels" if twin else "the integer twin's kernels"
+        add("apsp-gpu-twin" if twin else "apsp-gpu-min3", dtype, n, chosen,
+            f"integer weights, checks on: {kernels}; {alt / chosen:.2f}x faster than {others} on "
+            f"the same graph ({alt * 1e3:.3f} ms, {switch})",
+            ceiling=not twin, step=None if twin else "float32-min3")
         del orig
         torch.cuda.empty_cache()
 

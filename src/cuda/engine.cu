@@ -1058,16 +1058,22 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok);
-  // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
-  // runs the kernels of the matrix's own dtype.
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
-  const bool twin = twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
   // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
   // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
   const bool hopper = sm90(device);
   const bool min3_ok = round_loop && hopper && !switched_off("APSP_CUDA_MIN3");
+  // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
+  // runs the kernels of the matrix's own dtype. float32 takes it only on 64-wide rounds where
+  // the min3 step applies: on super-rounds the float32 kernels with min3 are faster (H100,
+  // integer weights, checks on: twin / min3 0.87 at n = 1024, 0.94 at 3000, 1.03 at 4096, 1.02
+  // at 10000, 1.01 at 16384; GPU_NOTES.md, twelfth session).
+  const bool min3_beats_twin =
+      std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
+  const bool twin =
+      twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
   // Programmatic dependent launch in the round loop; APSP_CUDA_PDL=0 launches without it
   // (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
