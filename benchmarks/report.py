@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,7 @@ class Loaded:
     ceilings: list[Ceiling]
     problems: list[str]
     overhead: list[dict[str, Any]] = field(default_factory=list)  # per-call host cost rows
+    superseded: list[str] = field(default_factory=list)  # files replaced by a newer run (run_group)
 
     @property
     def best(self) -> list[Record]:
@@ -160,10 +162,39 @@ def _check_run(data: Any) -> None:
         raise ValueError("'results' is not a list")
 
 
+# Command-line options that name where a run wrote its files, not what it measured.
+OUTPUT_OPTIONS = ("--out", "--tag", "--bin")
+
+
+def run_group(data: dict[str, Any]) -> tuple[str, ...]:
+    """(benchmark, machine, options): runs with the same group measured the same things, so the
+    newest replaces the others. Options are the command's arguments after the script, less
+    OUTPUT_OPTIONS and their values."""
+    cpu_label, gpu_label = _machine_labels(data.get("machine") or {})
+    try:
+        words = shlex.split(str(data.get("command") or ""))
+    except ValueError:
+        words = str(data.get("command") or "").split()
+    script = next((i for i, w in enumerate(words) if w.endswith(".py")), len(words))
+    options: list[str] = []
+    skip = False
+    for w in words[script + 1:]:
+        if skip:
+            skip = False
+        elif w in OUTPUT_OPTIONS:
+            skip = True
+        elif not w.startswith(tuple(o + "=" for o in OUTPUT_OPTIONS)):
+            options.append(w)
+    return (str(data.get("benchmark") or ""), gpu_label, cpu_label, *options)
+
+
 def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
     """Read every *.json in `results_dir`. A file that is not a results run is skipped and named
-    in `problems`; so is a result row with missing or non-positive numbers. Where two files
-    measured the same (impl, dtype, n, device), only the newer file's rows are kept."""
+    in `problems`; so is a result row with missing or non-positive numbers. Of the runs of one
+    benchmark with the same options on one machine (`run_group`), only the newest is kept: what
+    an older run of the same command measured and the newer one no longer does (a plan the code
+    stopped choosing) does not outlive it. Where two kept files measured the same (impl, dtype,
+    n, device), only the newer file's rows are kept."""
     results_dir = Path(results_dir)
     runs: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -182,6 +213,15 @@ def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
             continue
         data["_path"] = str(path)
         runs.append(data)
+    newest: dict[tuple[str, ...], dict[str, Any]] = {}
+    for data in runs:  # paths in name order: of two runs with one date, the later name wins
+        key = run_group(data)
+        if key not in newest or str(newest[key].get("date") or "") <= str(data.get("date") or ""):
+            newest[key] = data
+    superseded = [Path(data["_path"]).name for data in runs if newest[run_group(data)] is not data]
+    runs = [data for data in runs if newest[run_group(data)] is data]
+    for data in runs:
+        path = Path(data["_path"])
         if str(data.get("benchmark", "")).startswith(OVERHEAD_BENCHMARKS):
             # Host cost of one call at small n: not a solve throughput, so not plotted with them.
             overhead.extend(dict(row, _source=path.name) for row in data["results"])
@@ -224,7 +264,7 @@ def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
                 latest[key] = rows
     records = [r for rows in latest.values() for r in rows]
     return Loaded(runs, sort_records(records), sorted(ceilings.values(), key=lambda c: (c.device, c.dtype, c.name)),
-                  problems, overhead)
+                  problems, overhead, superseded)
 
 
 # ---------------------------------------------------------------------------------------- numbers
@@ -516,6 +556,9 @@ def report_markdown(loaded: Loaded, plots: Sequence[Path]) -> str:
             out += [f"| {r.get('impl')} | {r.get('n')} | {float(r.get('seconds', 0)) * 1e6:.1f} µs | "
                     f"{r.get('note') or ''} |" for r in loaded.overhead] + [""]
         out += ["## Sources", ""] + sources(loaded) + [""]
+        if loaded.superseded:
+            out += ["Replaced by a newer run of the same command on the same machine, so not tabulated: "
+                    + ", ".join(f"`{name}`" for name in loaded.superseded) + ".", ""]
     if loaded.problems:
         out += ["## Files or rows skipped", ""] + [f"- {p}" for p in loaded.problems] + [""]
     return "\n".join(out)

@@ -138,6 +138,35 @@ def test_report_on_sample_results(tmp_path: Path) -> None:
     assert "Not measured" not in text  # all five implementations are in the sample
 
 
+def test_report_keeps_the_newest_run_of_a_command(tmp_path: Path) -> None:
+    """A newer run of the same benchmark, options and machine replaces an older one whole: a row
+    only the older run has (a plan the code no longer chooses) leaves the report. A run with other
+    options (--quick) is another group and keeps its rows; --out / --tag do not make a group."""
+    sample_results(tmp_path)
+    base = json.loads((tmp_path / "gpu_test.json").read_text())
+
+    def variant(name: str, date: str, command: str, rows: list) -> None:
+        (tmp_path / name).write_text(json.dumps(dict(base, date=date, command=command, results=rows)))
+
+    def row(impl: str, n: int, seconds: float, run: str) -> dict:
+        return {"impl": impl, "dtype": "int32", "n": n, "seconds": seconds, "note": f"{impl} at {n}, {run} run"}
+
+    cmd = "python benchmarks/bench_gpu.py --bin b --out {} --tag {}"
+    variant("gpu_old.json", "2026-01-02T00:00:00Z", cmd.format("/o1", "old"),
+            [row("apsp-gpu-twin", 1000, 0.003, "old"), row("apsp-gpu", 1000, 0.002, "old")])
+    variant("gpu_new.json", "2026-01-03T00:00:00Z", cmd.format("/o2", "new"),
+            [row("apsp-gpu", 1000, 0.0025, "new")])
+    variant("gpu_quick.json", "2026-01-01T00:00:00Z", cmd.format("/o3", "quick") + " --quick",
+            [row("apsp-gpu-pdl", 512, 0.0001, "quick")])
+    proc = subprocess.run([sys.executable, str(REPORT), "--results", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    table = (tmp_path / "report.md").read_text()
+    assert "old run" not in table and "| apsp-gpu-twin |" not in table
+    assert "apsp-gpu at 1000, new run" in table and "apsp-gpu-pdl at 512, quick run" in table
+    assert "so not tabulated: `gpu_old.json`, `gpu_test.json`." in table
+
+
 def test_report_with_cpu_results_only(tmp_path: Path) -> None:
     """Only the CPU benchmark has run: the report plots it and says what is missing."""
     sample_results(tmp_path)

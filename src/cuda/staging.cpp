@@ -70,22 +70,39 @@ struct Lease {
   }
 };
 
-// Parallel copy of `rows` rows of `row_bytes` between strided buffers.
+// Threads for the host copies: one core fewer than OpenMP would take, at least one. With every
+// core copying, a thread preempted by the CUDA driver's or the OS's work holds up the whole chunk
+// while the others wait at the end of the parallel loop. Lent H100 machine (16 cores), n = 10000
+// int32, 400 MB each way: with 16 threads 15 of 56 uploads took 15-97 ms instead of ~9 and 4
+// downloads 17-68 ms; with 15 threads 27 of 28 uploads took 8.0-10.3 ms (one 18.7) and no
+// download over 12 ms (GPU_NOTES.md, thirteenth session).
+int copy_threads() {
+  return std::max(1, std::min(omp_get_max_threads(), omp_get_num_procs() - 1));
+}
+
+// Parallel copy of `rows` rows of `row_bytes` between strided buffers, in pieces of about
+// kPieceBytes handed out one at a time, so that a slow thread holds up one piece, not a fixed
+// share of the chunk.
+constexpr size_t kPieceBytes = size_t(256) << 10;
 void copy_rows(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, int64_t rows,
                size_t row_bytes) {
-  if (dst_pitch == row_bytes && src_pitch == row_bytes) {  // one contiguous block: split evenly
-    const size_t total = size_t(rows) * row_bytes;
-    const int64_t pieces = std::max<int64_t>(1, int64_t(total >> 20));
-#pragma omp parallel for schedule(static) if (pieces > 1)
+  const size_t total = size_t(rows) * row_bytes;
+  const int threads = copy_threads();
+  if (dst_pitch == row_bytes && src_pitch == row_bytes) {  // one contiguous block
+    const int64_t pieces = int64_t((total + kPieceBytes - 1) / kPieceBytes);
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (pieces > 1)
     for (int64_t q = 0; q < pieces; ++q) {
-      const size_t a = total * size_t(q) / size_t(pieces), b = total * size_t(q + 1) / size_t(pieces);
+      const size_t a = size_t(q) * kPieceBytes, b = std::min(total, a + kPieceBytes);
       std::memcpy(dst + a, src + a, b - a);
     }
     return;
   }
-#pragma omp parallel for schedule(static) if (size_t(rows) * row_bytes > (size_t(1) << 20))
-  for (int64_t i = 0; i < rows; ++i)
-    std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
+  const int64_t per = std::max<int64_t>(1, int64_t(kPieceBytes / std::max<size_t>(row_bytes, 1)));
+  const int64_t pieces = (rows + per - 1) / per;
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (pieces > 1)
+  for (int64_t q = 0; q < pieces; ++q)
+    for (int64_t i = q * per; i < std::min(rows, (q + 1) * per); ++i)
+      std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
 }
 
 // One transfer's plan: rows per pinned chunk (whole rows, at least one, about kChunkBytes), the
@@ -164,7 +181,7 @@ OutputPrefault::OutputPrefault(std::vector<HostRows> outputs) {
   worker_ = std::thread([outputs = std::move(outputs)] {
     constexpr size_t kPage = 4096;
     for (const HostRows& m : outputs) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(copy_threads())
       for (int64_t i = 0; i < m.rows; ++i) {
         volatile char* row = static_cast<char*>(m.data) + size_t(i) * m.pitch;
         for (size_t b = 0; b < m.row_bytes; b += kPage) row[b] = 0;
