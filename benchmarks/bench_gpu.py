@@ -239,8 +239,10 @@ def main() -> int:
     add("course-baseline", "int32", b["n"], b["seconds"], "64x64 tiles, 32x32 threads, 3 kernels/round")
 
     # ---- host path end to end from NumPy ------------------------------------------------------------
-    # Host copies on the lent machines vary from call to call (8 to 37 ms per direction for the
-    # same 400 MB, GPU_NOTES.md): the median of 7 calls after a warm-up, with the spread.
+    # Host copies on the lent machines vary from call to call (GPU_NOTES.md): the median of 7 calls
+    # after a warm-up, with the spread. The in-place solve works on one array refilled before each
+    # call (a fresh 400 MB array per call timed how the virtual machine serves new memory as much as
+    # the copies); the public call writes a new array each time, as users' calls do.
     host = orig.cpu().numpy()
 
     def median_of(times: list[float]) -> tuple[float, str]:
@@ -248,14 +250,17 @@ def main() -> int:
         return float(np.median(t)), f"median of {len(t)} calls (min {t.min() * 1e3:.1f} ms, max {t.max() * 1e3:.1f} ms)"
 
     times = []
+    work = np.empty_like(host)
     for rep in range(8):
-        work = host.copy()
+        np.copyto(work, host)
         t0 = time.perf_counter()
         _core.solve_host(work, None, "cuda", 0, True, False, True, True, None)
         times.append(time.perf_counter() - t0)
     secs, spread = median_of(times)
     add("apsp-gpu-host", "int32", 10000, secs,
-        "end to end from NumPy (pinned staging host->GPU->host), checks on; " + spread, ceiling=False)
+        "end to end from NumPy in place (pinned staging host->GPU->host), checks on; " + spread,
+        ceiling=False)
+    del work
     times = []
     for rep in range(8):
         t0 = time.perf_counter()
@@ -358,11 +363,14 @@ def write_summary(doc: dict, path: str) -> None:
         if sp and ours:
             target(f"faster than SciPy (float64 n={n})", sp["seconds"] > ours["seconds"],
                    f"{sp['seconds'] / ours['seconds']:.0f}x")
-    e2e = pick(res, "apsp-gpu-host", "int32", 10000, "")
     dev = pick(res, "apsp-gpu", "int32", 10000, "device time, input and negative")
-    if e2e and dev:
-        target("end to end from NumPy n=10000 <= 1.4x device time", e2e["seconds"] <= 1.4 * dev["seconds"],
-               f"{e2e['seconds'] / dev['seconds']:.2f}x ({e2e['seconds'] * 1e3:.1f} ms vs {dev['seconds'] * 1e3:.1f} ms)")
+    for impl, how in (("apsp-gpu-host", "in place"), ("apsp-solve-numpy", "apsp.solve, new output")):
+        e2e = pick(res, impl, "int32", 10000, "")
+        if e2e and dev:
+            target(f"end to end from NumPy n=10000 <= 1.4x device time ({how})",
+                   e2e["seconds"] <= 1.4 * dev["seconds"],
+                   f"{e2e['seconds'] / dev['seconds']:.2f}x ({e2e['seconds'] * 1e3:.1f} ms vs "
+                   f"{dev['seconds'] * 1e3:.1f} ms)")
     prog = pick(res, "apsp-gpu", "int32", 10000, "progress")
     if prog and ours:
         cost = prog["seconds"] / pick(res, "apsp-gpu", "int32", 10000)["seconds"] - 1

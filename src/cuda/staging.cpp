@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -178,7 +179,8 @@ OutputPrefault::OutputPrefault(std::vector<HostRows> outputs) {
   size_t total = 0;
   for (const HostRows& m : outputs) total += size_t(m.rows) * m.row_bytes;
   if (total < kMinBytes) return;
-  worker_ = std::thread([outputs = std::move(outputs)] {
+  worker_ = std::thread([this, outputs = std::move(outputs)] {
+    const auto start = std::chrono::steady_clock::now();
     constexpr size_t kPage = 4096;
     for (const HostRows& m : outputs) {
 #pragma omp parallel for schedule(static) num_threads(copy_threads())
@@ -188,11 +190,15 @@ OutputPrefault::OutputPrefault(std::vector<HostRows> outputs) {
         row[m.row_bytes - 1] = 0;
       }
     }
+    ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   });
 }
 
-OutputPrefault::~OutputPrefault() {
+double OutputPrefault::wait() {
   if (worker_.joinable()) worker_.join();
+  return ms_;
 }
+
+OutputPrefault::~OutputPrefault() { wait(); }
 
 }  // namespace apsp::cuda_detail

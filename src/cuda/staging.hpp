@@ -38,9 +38,12 @@ class OutputPrefault {
   OutputPrefault(const OutputPrefault&) = delete;
   OutputPrefault& operator=(const OutputPrefault&) = delete;
   static constexpr size_t kMinBytes = size_t(16) << 20;
+  // Waits for the helper thread; returns how long it faulted pages (ms; 0 when it did not run).
+  double wait();
 
  private:
   std::thread worker_;
+  double ms_ = 0;
 };
 
 }  // namespace apsp::cuda_detail
