@@ -215,11 +215,11 @@ def load(results_dir: Path | str = RESULTS_DIR) -> Loaded:
         runs.append(data)
     newest: dict[tuple[str, ...], dict[str, Any]] = {}
     for data in runs:  # paths in name order: of two runs with one date, the later name wins
-        key = run_group(data)
+        data["_group"] = key = run_group(data)
         if key not in newest or str(newest[key].get("date") or "") <= str(data.get("date") or ""):
             newest[key] = data
-    superseded = [Path(data["_path"]).name for data in runs if newest[run_group(data)] is not data]
-    runs = [data for data in runs if newest[run_group(data)] is data]
+    superseded = [Path(data["_path"]).name for data in runs if newest[data["_group"]] is not data]
+    runs = [data for data in runs if newest[data["_group"]] is data]
     for data in runs:
         path = Path(data["_path"])
         if str(data.get("benchmark", "")).startswith(OVERHEAD_BENCHMARKS):

@@ -1198,14 +1198,13 @@ void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix
     if (pred.data) outputs.push_back({pred.data, n, size_t(n) * 4, size_t(pred.ld) * 4});
     OutputPrefault prefault(std::move(outputs));
     negative = solve_device_matrix(dev, dpred, options, device, stream);
-    if (trace.on) {
-      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      trace("solve");
-      const double ms = prefault.wait();  // within "solve" unless it took longer
-      if (ms > 0) std::fprintf(stderr, "apsp cuda: (prefault %8.3f ms, on a helper thread)\n", ms);
-    }
+    if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    trace("solve");
+    const double prefault_ms = prefault.wait();  // within "solve" unless it took longer
+    trace("prefault");
+    if (trace.on && prefault_ms > 0)
+      std::fprintf(stderr, "apsp cuda: (prefault %8.3f ms, on a helper thread)\n", prefault_ms);
   }
-  trace("prefault");
   download_matrix(dist.data, dist.ld, dev.data, n, dev.ld, int(es), stream);
   if (pred.data) download_matrix(pred.data, pred.ld, dpred.data, n, dpred.ld, 4, stream);
   trace("download");
