@@ -185,10 +185,10 @@ def main() -> int:
     # solve's scan, on the device without the checks; APSP_CUDA_MIN3=0 keeps FADD + FMNMX.
     for n, reps in ((10000, 3),) + (() if args.quick else ((16384, 2),)):
         orig = fractional(random_graph(n, "float32"))
-        checked = time_device(orig, reps, checks=True)
+        scanned = time_device(orig, reps, checks=True)
         unchecked = time_device(orig, reps, checks=False)
         fmnmx = time_with_env(orig, reps, False, APSP_CUDA_MIN3="0")
-        for seconds, how in ((checked, "checks on (2 host syncs): chosen by the input scan"),
+        for seconds, how in ((scanned, "checks on (2 host syncs): chosen by the input scan"),
                              (unchecked, "checks off: chosen on the device")):
             ups = float(n) ** 3 / seconds
             add("apsp-gpu-min3", "float32", n, seconds,

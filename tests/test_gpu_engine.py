@@ -332,7 +332,7 @@ def plan_choice_graph(case: str, rng, longest: float):
     elif case == "long_paths":
         g[5, 7] = np.floor(longest / (n - 1)) + 1
     elif case == "unweighted":
-        g[np.isfinite(g)] += 0.25
+        plus_fraction(g)
         kw = {"unweighted": True}
     return g, kw
 
@@ -455,7 +455,7 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
 def test_min3_step_chosen_on_the_device(negative, rng, capfd):
     n = 4100
     g = random_graph(n, np.float32, rng, negative=negative)
-    g[np.isfinite(g)] += np.float32(0.25)  # fractional: not the integer twin
+    plus_fraction(g)  # fractional: not the integer twin
     np.fill_diagonal(g, 0)
     got, lines = trace_lines(capfd, lambda: gpu_host_solve(g, checks=False), "apsp cuda: plan ",
                              "apsp cuda: min3 ")
@@ -475,6 +475,13 @@ def test_min3_choice(case, rng, capfd):
     got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
     assert line.endswith("with the 3-input min, n = 300") == (case != "negative"), line
     np.testing.assert_array_equal(got, cpu_solve(g, **kw))
+
+
+def plus_fraction(g: np.ndarray) -> np.ndarray:
+    """g (a float graph) with 0.25 added to every finite entry, in place: fractional weights, so
+    no integer twin; returns g."""
+    g[np.isfinite(g)] += g.dtype.type(0.25)
+    return g
 
 
 def fractional_graph(n: int, rng, dtype=np.float32) -> np.ndarray:
@@ -760,7 +767,7 @@ def test_progress_reports_rounds(n, rng):
 def test_programmatic_launch_matches_plain_launch(how, dtype, rng, monkeypatch):
     g = random_graph(700, dtype, rng)
     if np.dtype(dtype).kind == "f":
-        g[np.isfinite(g)] += dtype(0.25)  # fractional: the float kernels, not the integer twin
+        plus_fraction(g)  # fractional: the float kernels, not the integer twin
     kw = {"progress": lambda done, total: None} if how == "progress" else {}
     got = gpu_host_solve(g, **kw)
     monkeypatch.setenv("APSP_CUDA_PDL", "0")
