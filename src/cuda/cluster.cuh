@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   // One cluster barrier: what any block wrote to its shared memory before it is visible to every
   // thread of every block after it, so it also does the work of a __syncthreads. The .aligned
   // form: cg's cluster.sync() compiles to twice the barrier code. Arrive and wait are split only
-  // where a block has work that needs nothing from the others (the early block above); split
+  // where a block has work that needs nothing from the others (the early block below); split
   // everywhere, they were slower (53.4 against 50.0 us at n = 256 int32 on an H100, seventh
   // session).
   auto cluster_arrive = [] { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); };
@@ -307,6 +307,9 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
       const bool own_c = b == pa, own_r = a == pa, own_p = own_c && own_r;
       const T* const csrc = own_c ? pub_cols(r) : cbuf;  // C: W x P
       const T* const rsrc = own_r ? pub_rows(r) : rbuf;  // R: P x W
+      // Where C and R come from when they are not this block's own (copied into cbuf, rbuf).
+      const T* const csrc_remote = cluster.map_shared_rank(pub_cols(r), unsigned(a * S + pa));
+      const T* const rsrc_remote = cluster.map_shared_rank(pub_rows(r), unsigned(pa * S + b));
       const T* const psrc = own_p ? reg + po * W + po : inboxed ? inbox : pbuf;  // P*
       const int pld = own_p ? W : P;
       using two = std::integral_constant<int, 2>;
@@ -318,7 +321,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
       auto update = [&](auto tm, auto tn, int i0, int j0, const T* rb, int ldb, bool publish) {
         constexpr int TM = decltype(tm)::value, TN = decltype(tn)::value;
         T c[TM][TN];
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < TM; ++i) load_vec(reg + (i0 + i) * W + j0, c[i]);
         minplus_acc<T, TM, TN, P, TM * TN <= 4>(c, cbuf + i0 * P, P, rb, ldb);
         const bool pc = publish && next_cols && j0 >= np && j0 < np + P;
@@ -329,7 +332,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         const bool xr = push_next && a == pa && b == pa + 1 && i0 >= P && j0 < P;
         T* const pcols = pub_cols(r + 1);
         T* const prows = pub_rows(r + 1);
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < TM; ++i) {
           store_vec(reg + (i0 + i) * W + j0, c[i]);
           if (pc) store_vec(pcols + (i0 + i) * P + j0 - np, c[i]);
@@ -349,8 +352,8 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         // (rows P..) and of R are in flight.
         BlockCopy<T, P, P> cc;
         BlockCopy<T, P, W> rc;
-        cc.load(cluster.map_shared_rank(pub_cols(r), unsigned(a * S + pa)) + P * P, P);
-        rc.load(cluster.map_shared_rank(pub_rows(r), unsigned(pa * S + b)), W);
+        cc.load(csrc_remote + P * P, P);
+        rc.load(rsrc_remote, W);
         cprime<T, 2, 2>(inbox + P * P, cbuf, psrc, pld, 2 * ty, 2 * tx);
         __syncthreads();
         update(two{}, two{}, 2 * ty, 2 * tx, inbox + 2 * P * P + 2 * tx, P, true);
@@ -369,7 +372,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         const int kw = kwidth(r);
         const int64_t k0 = int64_t(r) * P;
         if (!own_p)
-  #pragma unroll
+#pragma unroll
           for (int q = 0; q < PQ; ++q) {
             const int i = (q * NT + tid) / P, j = (q * NT + tid) % P;
             pv[q] = i < kw && j < kw ? load_past_l1(d + (k0 + i) * ld + k0 + j) : inf;
@@ -379,8 +382,6 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         BlockCopy<T, P, P> ch;      // the other half of C from the pivot block (rows pother..)
         BlockCopy<T, P, W> rc;      // R from a band block
         BlockCopy<T, P, P> rh;      // the other half of R from the pivot block (columns pother..)
-        const T* const csrc_remote = cluster.map_shared_rank(pub_cols(r), unsigned(a * S + pa));
-        const T* const rsrc_remote = cluster.map_shared_rank(pub_rows(r), unsigned(pa * S + b));
         if (!own_c) {
           if (own_r) ch.load(csrc_remote + pother * P, P);
           else cc.load(csrc_remote, P);
@@ -390,7 +391,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
           else rc.load(rsrc_remote, W);
         }
         if (!own_p)
-  #pragma unroll
+#pragma unroll
           for (int q = 0; q < PQ; ++q) {
             const int i = (q * NT + tid) / P, j = (q * NT + tid) % P;
             pbuf[q * NT + tid] = pv[q];
@@ -425,7 +426,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
           if (early) {
             cluster_wait();  // now nobody reads the strips published for round r - 1
             const int px = tid % 8, py = tid / 8;  // the 4 x 4 of the tile this thread closed
-  #pragma unroll
+#pragma unroll
             for (int i = 0; i < 4; ++i) {
               T v[4];
               load_vec(reg + (np + 4 * py + i) * W + np + 4 * px, v);
@@ -467,16 +468,16 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         const int i0 = rows ? po : col_band && row_band ? other : half * P;
         const int j0 = !rows ? po : col_band ? other : half * P;
         T c[2][4];
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < 2; ++i) load_vec(reg + (i0 + ri + i) * W + j0 + ci, c[i]);
         if (rows)
           minplus_acc<T, 2, 4, P>(c, pbuf + ri * P, P, reg + po * W + j0 + ci, W);
         else
           minplus_acc<T, 2, 4, P>(c, reg + (i0 + ri) * W + po, W, pbuf + ci, P);
         __syncthreads();  // every read of the old panels is done
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < 2; ++i)
-  #pragma unroll
+#pragma unroll
           for (int j = 0; j < 4; ++j) reg[(i0 + ri + i) * W + j0 + ci + j] = c[i][j];
       }
       cluster_sync();  // the panels of round r are final
@@ -495,15 +496,15 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
       auto update = [&](auto tm, auto tn, int i0, int j0) {
         constexpr int TM = decltype(tm)::value, TN = decltype(tn)::value;
         T c[TM][TN];
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < TM; ++i) load_vec(reg + (i0 + i) * W + j0, c[i]);
         minplus_acc<T, TM, TN, P>(c, cbuf + i0 * P, P, rbuf + j0, W);
         const bool panel =
             (row_band && i0 >= po && i0 < po + P) || (col_band && j0 >= po && j0 < po + P);
         if (!panel)
-  #pragma unroll
+#pragma unroll
           for (int i = 0; i < TM; ++i)
-  #pragma unroll
+#pragma unroll
             for (int j = 0; j < TN; ++j) reg[(i0 + i) * W + j0 + j] = c[i][j];
       };
       using two = std::integral_constant<int, 2>;
