@@ -197,9 +197,10 @@ __device__ __forceinline__ T load_past_l1(const T* p) {
 // Closure of the 32 x 32 tile at (o, o) of the region by threads 0..63 (4 x 4 each; named
 // barrier 1), `kw` pivots; the closed tile also goes to its place in the global matrix (rows and
 // columns k0.., within n) unless `d` is null, where every block of the cluster reads it after the
-// next barrier.
+// next barrier: in 16-byte vectors where `vectors` (the matrix and its rows are 16-byte aligned).
 template <class T>
-__device__ __forceinline__ void close_pivot(T* reg, int o, int kw, T* d, int64_t ld, int64_t k0) {
+__device__ __forceinline__ void close_pivot(T* reg, int o, int kw, T* d, int64_t ld, int64_t k0,
+                                            bool vectors) {
   constexpr int W = ClusterShape::W, P = ClusterShape::P;
   const int tx = threadIdx.x % 8, ty = threadIdx.x / 8;
   T c[4][4];
@@ -207,12 +208,18 @@ __device__ __forceinline__ void close_pivot(T* reg, int o, int kw, T* d, int64_t
   for (int i = 0; i < 4; ++i) load_vec(reg + (o + 4 * ty + i) * W + o + 4 * tx, c[i]);
   close_tile_fast<T, P, 4, 1>(c, kw);
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
+    store_vec(reg + (o + 4 * ty + i) * W + o + 4 * tx, c[i]);
+    if (!d) continue;
+    T* const out = d + (k0 + 4 * ty + i) * ld + k0 + 4 * tx;
+    if (vectors && kw == P) {
+      store_vec(out, c[i]);
+    } else {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      reg[(o + 4 * ty + i) * W + o + 4 * tx + j] = c[i][j];
-      if (d && 4 * ty + i < kw && 4 * tx + j < kw) d[(k0 + 4 * ty + i) * ld + k0 + 4 * tx + j] = c[i][j];
+      for (int j = 0; j < 4; ++j)
+        if (4 * ty + i < kw && 4 * tx + j < kw) out[j] = c[i][j];
     }
+  }
 }
 
 template <class T>
@@ -240,31 +247,44 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   auto pub_cols = [&](int r) { return pub + (r & 1) * 2 * W * P; };
   auto pub_rows = [&](int r) { return pub + (r & 1) * 2 * W * P + W * P; };
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  constexpr int Q = W * W / NT;  // region elements per thread: q * NT + tid, q < Q
-  auto row_of = [&](int q) { return a * W + (q * NT + tid) / W; };
-  auto col_of = [&](int q) { return b * W + (q * NT + tid) % W; };
+  // The region moves between the global matrix and shared memory in 16-byte groups of V
+  // consecutive elements of a row: NR passes of RP rows, a thread's group at row li(pass), column lj.
+  constexpr int V = 16 / int(sizeof(T)), RP = NT / (W / V), NR = W / RP;
+  const int lj = tid % (W / V) * V;
+  auto li = [&](int pass) { return tid / (W / V) + pass * RP; };
+  // Whole groups in the global matrix are 16-byte aligned where the matrix and its rows are.
+  const bool vectors = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % V == 0;
 
   // The region, with the rules applied from the input (read only: other blocks read the
   // transposed elements of undirected graphs from it until the first cluster barrier). Every
   // load is issued before the first rule.
   {
-    T w[Q], wt[Q];
+    T w[NR][V], wt[NR][V];
 #pragma unroll
-    for (int q = 0; q < Q; ++q) {
-      const int i = row_of(q), j = col_of(q);
-      w[q] = i < n && j < n ? d[int64_t(i) * ld + j] : inf;
-      wt[q] = i < n && j < n && !directed ? d[int64_t(j) * ld + i] : inf;
+    for (int p = 0; p < NR; ++p) {
+      const int i = a * W + li(p), j = b * W + lj;
+      if (vectors && i < n && j + V <= n) {
+        load_vec(d + int64_t(i) * ld + j, w[p]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) w[p][e] = i < n && j + e < n ? d[int64_t(i) * ld + j + e] : inf;
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        wt[p][e] = i < n && j + e < n && !directed ? d[int64_t(j + e) * ld + i] : inf;
     }
 #pragma unroll
-    for (int q = 0; q < Q; ++q) {
-      const int i = row_of(q), j = col_of(q);
-      const bool in = i < n && j < n;
-      const T v = in ? rule_pair(w[q], wt[q], directed, unweighted, i == j) : inf;
-      reg[q * NT + tid] = v;
-      const int li = (q * NT + tid) / W, lj = (q * NT + tid) % W;  // published for round 0
-      if constexpr (ClusterShape::one_barrier<T>) {
-        if (b == 0 && lj < P) pub_cols(0)[li * P + lj] = v;
-        if (a == 0 && li < P) pub_rows(0)[li * W + lj] = v;
+    for (int p = 0; p < NR; ++p) {
+      const int i = a * W + li(p), j = b * W + lj;
+      T v[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        v[e] = i < n && j + e < n ? rule_pair(w[p][e], wt[p][e], directed, unweighted, i == j + e)
+                                  : inf;
+      store_vec(reg + li(p) * W + lj, v);
+      if constexpr (ClusterShape::one_barrier<T>) {  // published for round 0
+        if (b == 0 && lj < P) store_vec(pub_cols(0) + li(p) * P + lj, v);
+        if (a == 0 && li(p) < P) store_vec(pub_rows(0) + li(p) * W + lj, v);
       }
     }
   }
@@ -285,7 +305,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
     cluster_wait();
   };
   if (rank == 0 && tid < 64)  // phase 1 of round 0
-    close_pivot(reg, 0, kwidth(0), ClusterShape::one_barrier<T> ? d : nullptr, ld, 0);
+    close_pivot(reg, 0, kwidth(0), ClusterShape::one_barrier<T> ? d : nullptr, ld, 0, vectors);
   if constexpr (ClusterShape::one_barrier<T>) {
     for (int r = 0; r < rounds; ++r) {
       const int pa = r / per, po = r % per * P;  // pivot block row/column, offset in region
@@ -422,7 +442,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
           __syncthreads();
         }
         if (tid < 64) {
-          close_pivot(reg, np, kwidth(r + 1), d, ld, int64_t(r + 1) * P);
+          close_pivot(reg, np, kwidth(r + 1), d, ld, int64_t(r + 1) * P, vectors);
           if (early) {
             cluster_wait();  // now nobody reads the strips published for round r - 1
             const int px = tid % 8, py = tid / 8;  // the 4 x 4 of the tile this thread closed
@@ -516,7 +536,7 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
         update(two{}, two{}, np + 2 * ty, np + 2 * tx);
         __syncthreads();
         if (tid < 64) {
-          close_pivot(reg, np, kwidth(r + 1), (T*)nullptr, ld, 0);
+          close_pivot(reg, np, kwidth(r + 1), (T*)nullptr, ld, 0, false);
         } else {
           const int t = tid - 64, s = t / 64, u = t % 64;
           const int tile = s + (s >= np / P * (per + 1));  // of the 2 x 2, skipping the next pivot
@@ -529,11 +549,25 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   }
   cluster_sync();  // no block reads this one's shared memory or the pivot tiles any more
 
+  // The result, in the groups it was loaded in; the negative diagonal entries after it.
 #pragma unroll
-  for (int q = 0; q < Q; ++q) {
-    const int i = row_of(q), j = col_of(q);
-    if (i < n && j < n)
-      d[int64_t(i) * ld + j] = finalize_value(reg[q * NT + tid], st, negative, i, j);
+  for (int p = 0; p < NR; ++p) {
+    const int i = a * W + li(p), j = b * W + lj;
+    T v[V];
+    load_vec(reg + li(p) * W + lj, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = finalize_value(v[e], st, (int64_t*)nullptr, i, j + e);
+    if (vectors && i < n && j + V <= n) {
+      store_vec(d + int64_t(i) * ld + j, v);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (i < n && j + e < n) d[int64_t(i) * ld + j + e] = v[e];
+    }
+  }
+  if (a == b && negative && tid < W && a * W + tid < n) {
+    const int i = a * W + tid;
+    (void)finalize_value(reg[tid * W + tid], st, negative, i, i);
   }
 #else
   __trap();  // sm_90 and later only: engine.cu never launches it elsewhere
