@@ -247,9 +247,13 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   auto pub_cols = [&](int r) { return pub + (r & 1) * 2 * W * P; };
   auto pub_rows = [&](int r) { return pub + (r & 1) * 2 * W * P + W * P; };
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  // The region moves between the global matrix and shared memory in 16-byte groups of V
-  // consecutive elements of a row: NR passes of RP rows, a thread's group at row li(pass), column lj.
-  constexpr int V = 16 / int(sizeof(T)), RP = NT / (W / V), NR = W / RP;
+  // The region moves between the global matrix and shared memory in groups of V consecutive
+  // elements of a row (16 bytes for 4-byte types): NR passes of RP rows, a thread's group at row
+  // li(pass), column lj. 8-byte types go element by element (V = 1): in groups, their round loop
+  // compiled differently and int64 took 172 instead of 129 us at n = 256 (H100), though its
+  // instructions were the same.
+  constexpr int V = ClusterShape::one_barrier<T> ? 16 / int(sizeof(T)) : 1;
+  constexpr int RP = NT / (W / V), NR = W / RP;
   const int lj = tid % (W / V) * V;
   auto li = [&](int pass) { return tid / (W / V) + pass * RP; };
   // Whole groups in the global matrix are 16-byte aligned where the matrix and its rows are.
