@@ -67,13 +67,15 @@ def torch():
     return pytest.importorskip("torch", reason="the device-pointer tests use PyTorch buffers")
 
 
-def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, pred: bool = False, **kw):
+def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, pred: bool = False,
+                     first: int = 0, **kw):
     """Solve on a torch buffer of n x (n + pad) through the raw-pointer entry, return the n x n view
-    (with `pred`, also the predecessors, from an int32 buffer of n x (n + pad) too)."""
+    (with `pred`, also the predecessors, from an int32 buffer of n x (n + pad) too); the view of
+    the distances starts at column `first` of its buffer (n x (first + n + pad))."""
     n = g.shape[0]
-    buf = torch.full((max(n, 1), n + pad), 7, dtype=getattr(torch, np.dtype(g.dtype).name),
+    buf = torch.full((max(n, 1), first + n + pad), 7, dtype=getattr(torch, np.dtype(g.dtype).name),
                      device="cuda")
-    view = buf[:n, :n]
+    view = buf[:n, first:first + n]
     view.copy_(torch.from_numpy(np.ascontiguousarray(g)))
     pbuf = torch.full((max(n, 1), n + pad), 7, dtype=torch.int32, device="cuda") if pred else None
     s = stream or torch.cuda.current_stream()
@@ -83,8 +85,8 @@ def gpu_device_solve(torch, g: np.ndarray, pad: int = 0, stream=None, pred: bool
                            torch.cuda.current_device(), s.cuda_stream, kw.get("directed", True),
                            kw.get("unweighted", False), True, True, None)
     s.synchronize()
-    if pad:  # the columns beyond n are never touched
-        assert bool((buf[:n, n:] == 7).all())
+    if pad or first:  # the columns outside the view are never touched
+        assert bool((buf[:n, :first] == 7).all()) and bool((buf[:n, first + n:] == 7).all())
         assert not pred or bool((pbuf[:n, n:] == 7).all())
     dist = view.cpu().numpy()
     return (dist, pbuf[:n, :n].cpu().numpy()) if pred else dist
@@ -156,6 +158,18 @@ def test_cluster_plan_device_views(torch, n, dtype, rng, monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
     g = random_graph(n, dtype, rng)
     assert_same(gpu_device_solve(torch, g, pad=13), cpu_solve(g))
+
+
+# The cluster plan moves 16-byte groups where the matrix and its rows are 16-byte aligned, single
+# elements elsewhere: rows 108 elements apart, views starting 0, 1, 2 or 4 elements in.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("first", [0, 1, 2, 4])
+def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
+    if not sm90():
+        pytest.skip("the cluster plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
+    g = random_graph(100, dtype, rng)
+    assert_same(gpu_device_solve(torch, g, pad=8 - first, first=first), cpu_solve(g))
 
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
