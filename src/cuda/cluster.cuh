@@ -257,8 +257,9 @@ __global__ void __launch_bounds__(ClusterShape::threads, 1)
   constexpr int RP = NT / (W / V), NR = W / RP;
   const int lj = tid % (W / V) * V;
   auto li = [&](int pass) { return tid / (W / V) + pass * RP; };
-  // Whole groups in the global matrix are 16-byte aligned where the matrix and its rows are.
-  const bool vectors = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % V == 0;
+  // 16-byte groups in the global matrix: where the matrix and its rows are 16-byte aligned.
+  const bool vectors =
+      V * int(sizeof(T)) == 16 && reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % V == 0;
 
   // The region, with the rules applied from the input (read only: other blocks read the
   // transposed elements of undirected graphs from it until the first cluster barrier). Every
