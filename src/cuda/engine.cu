@@ -30,6 +30,7 @@
 #include "core/contract.hpp"
 #include "cuda/check.cuh"
 #include "cuda/cluster.cuh"
+#include "cuda/flow.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/scatter.cuh"
 #include "cuda/small.cuh"
@@ -41,11 +42,12 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, argmin, small, cluster };
+enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, argmin, small, cluster, flow };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
     case Tiles::cluster: return "cluster";
+    case Tiles::flow: return "flow";
     case Tiles::k64o: return "k64o";
     case Tiles::k64q: return "k64q";
     case Tiles::k64d: return "k64d";
@@ -159,6 +161,20 @@ struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one lau
   static constexpr bool pred = false, small = false, cluster = true, tagged = false, argmin = false;
   static constexpr bool min3 = false;
 };
+// 4-byte types, n <= Flow::max_n: the rounds in one launch, the pivot chain on one cluster and
+// the rest as dataflow items (flow.cuh), between the rules and, where a float matrix runs its
+// integer twin, the unpack. Its step is relax (no min3).
+template <class T, bool M>
+struct Plan<T, Tiles::flow, M> {
+  using type = T;
+  static constexpr int K = Flow::K;
+  static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
+  static constexpr bool min3 = false, flow = true;
+};
+template <class P, class = void>
+struct is_flow : std::false_type {};
+template <class P>
+struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> {};
 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
 // 128 x 128 tiles and 4 x 4 per thread for every dtype and n. Deeper super-rounds pay each tile's
@@ -173,7 +189,7 @@ struct Plan<T, Tiles::cluster> {  // n <= 256: one thread-block cluster, one lau
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok) {
-  constexpr Tiles forceable[] = {Tiles::cluster, Tiles::k64o, Tiles::k64q,
+  constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
   const std::string forced = force ? force : "";
@@ -192,6 +208,9 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
     throw ValueError("APSP_CUDA_TILES=cluster needs n <= " + std::to_string(ClusterShape::max_n) +
                      " (n = " + std::to_string(n) +
                      ") and a GPU with thread-block clusters (compute capability 9.0 or later)");
+  if (force && *hit == Tiles::flow && (n > Flow::max_n || n <= ClusterShape::max_n))
+    throw ValueError("APSP_CUDA_TILES=flow needs " + std::to_string(ClusterShape::max_n) +
+                     " < n <= " + std::to_string(Flow::max_n) + " (n = " + std::to_string(n) + ")");
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
@@ -232,12 +251,16 @@ void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
     case Tiles::pred32: return with_plan<T, Tiles::pred32>(twin, min3, f);
     case Tiles::small: return with_plan<T, Tiles::small>(twin, min3, f);
     case Tiles::cluster: return with_plan<T, Tiles::cluster>(twin, min3, f);
+    case Tiles::flow:
+      if constexpr (sizeof(T) == 4) return with_plan<T, Tiles::flow>(twin, min3, f);
+      break;
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
     case Tiles::argmin: break;  // floats only, with its check: solve_argmin
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
-                   "; supported: small, cluster, k64o, k64q, k64d, k64w, pred32, tagged");
+                   "; supported: small, cluster, flow (4-byte types), k64o, k64q, k64d, k64w, "
+                   "pred32, tagged");
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -394,7 +417,14 @@ bool sm90(int device) {
 // plan and device: it is a driver call, and small solves count every microsecond of host time.
 template <class P>
 void prepare_kernels(int device) {
-  if constexpr (has_gemm<P>::value) {
+  if constexpr (is_flow<P>::value) {
+    static DeviceBits done;
+    if (done.has(device)) return;
+    using T = typename P::type;
+    APSP_CUDA_CHECK(cudaFuncSetAttribute(flow_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(Flow::smem_bytes<T>())));
+    done.set(device);
+  } else if constexpr (has_gemm<P>::value) {
     static DeviceBits done;
     if (done.has(device)) return;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -542,6 +572,43 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
     if (next) APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
     after(r0);
   }
+}
+
+// The flow plan's rounds (flow.cuh): one launch in clusters of Flow::G blocks, as many as the
+// GPU holds at once (more would only wait to claim), after its counters are cleared on the
+// stream; finalize included.
+template <class T>
+void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* st,
+                  int64_t* negative) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(Flow::G);
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.blockDim = dim3(Flow::threads);
+  cfg.dynamicSmemBytes = Flow::smem_bytes<T>();
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  static std::atomic<int> per_device[64];  // clusters resident at once (0: not asked yet)
+  int clusters = device < 64 ? per_device[device].load(std::memory_order_relaxed) : 0;
+  if (clusters == 0) {
+    cfg.gridDim = dim3(unsigned(Flow::G));
+    APSP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, flow_kernel<T>, &cfg));
+    if (clusters < 2)
+      throw std::runtime_error("the flow plan needs two resident clusters of " +
+                               std::to_string(Flow::G) + " blocks");
+    if (device < 64) per_device[device].store(clusters, std::memory_order_relaxed);
+  }
+  cfg.gridDim = dim3(unsigned(clusters * Flow::G));
+  const int64_t nb = (job.n + Flow::K - 1) / Flow::K;
+  AsyncBuffer counters(Flow::counter_bytes(nb), stream);
+  APSP_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, Flow::counter_bytes(nb), stream));
+  const bool aligned =
+      reinterpret_cast<uintptr_t>(job.d) % 16 == 0 && job.ld % (16 / int(sizeof(T))) == 0;
+  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, flow_kernel<T>, static_cast<T*>(job.d), job.n, job.ld,
+                                     aligned, static_cast<unsigned*>(counters.ptr), st, negative,
+                                     std::getenv("APSP_FLOW_PROBE") ? std::atoi(std::getenv("APSP_FLOW_PROBE")) : 0));
 }
 
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
@@ -885,7 +952,10 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     }
 
     const int64_t nb = (n + P::K - 1) / P::K;
-    if (opt.progress) {
+    if constexpr (is_flow<P>::value) {
+      enqueue_flow<T>(job, device, stream, sc.st, sc.negative);  // finalize included
+      report_at_end(nb);
+    } else if (opt.progress) {
       Progress progress(opt, stream, nb);
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
@@ -907,8 +977,13 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
                                                                               job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
     }
-    finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st, sc.negative);
-    APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+    // The flow kernel finalized its values; a float matrix on its integer twin (positive
+    // weights) has no negative diagonal to report.
+    if constexpr (!is_flow<P>::value) {
+      finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st,
+                                                           sc.negative);
+      APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+    }
   }
 }
 
@@ -1064,7 +1139,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
   // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
   const bool hopper = sm90(device);
-  const bool min3_ok = round_loop && hopper && !switched_off("APSP_CUDA_MIN3");
+  const bool min3_ok =
+      round_loop && tiles != Tiles::flow && hopper && !switched_off("APSP_CUDA_MIN3");
   // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
   // runs the kernels of the matrix's own dtype. float32 takes it only on 64-wide rounds where
   // the min3 step applies: on super-rounds the float32 kernels with min3 are faster (H100,

@@ -1,0 +1,547 @@
+// The whole blocked Floyd-Warshall of 256 < n <= Flow::max_n (4-byte types) in one launch: the
+// pivot chain on one thread-block cluster, the rest as dataflow items on every other SM.
+//
+// Why: at these sizes a round's phase 3 fills the GPU for a few microseconds, and the round loop
+// (engine.cu) is bound by the chain of each round instead (the next pivot tile's update, its
+// closure, the panels next to it), paid through kernel boundaries or global-memory hand-offs of
+// 2-3 us each (benchmarks/GPU_NOTES.md). Here the chain never leaves one cluster of Flow::G
+// blocks (distributed shared memory, cluster barriers), and its products are split over 7 SMs.
+//
+// Tiles are 64 x 64; tile (i, j) = rows 64 i.., columns 64 j..; round r pivots on block r.
+// The chain cluster, round r = 0 .. nb - 2 (block 0 closes; blocks 1..7 each own a row slice
+// of the 64 rows, `lo` .. `hi`):
+//   B1     P*_r (the closed pivot tile r) is in block 0's shared memory
+//   step 1 every slice copies P*_r, computes its rows of C' = X (x) P*_r (X = tile (r + 1, r))
+//          and of Z = min(Z, C' (x) Y) (Z = tile (r + 1, r + 1), Y = tile (r, r + 1), both
+//          before round r), and pushes its Z rows into block 0. C' (x) Y = C' (x) R' since P*
+//          is closed (R' = P* (x) Y, the round's row panel): the cluster plan's argument
+//          (cluster.cuh); with a negative cycle in P*, its negative diagonal reaches the output
+//          anyway.
+//   B2     block 0 closes Z: P*_{r+1}. Meanwhile the slices store R' rows (for the other SMs),
+//          then bring the next round's X, Y and Z up to round r: X = tile (r + 2, r + 1) with
+//          C'(r + 2, r) (x) Y_r, Y = tile (r + 1, r + 2) with C' (x) R'(r, r + 2), Z = tile
+//          (r + 2, r + 2) with C'(r + 2, r) (x) R'(r, r + 2) (C'(r + 2, r) and R'(r, r + 2):
+//          panels from the other SMs), and push their Y rows to every slice.
+// Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
+// in a fixed order by the other blocks (and by the chain's blocks once the chain is done):
+//   C(r): the panels of round r, each first applying round r - 1 itself where it does not
+//         hold it yet (the band); the pivot and the two panels next to pivot r + 1 are the
+//         chain's.
+//   R(r): round r on every tile outside rows/columns r and r + 1, except tile (r + 2, r + 2)
+//         (the chain's).
+// Claim order: C(0) C(1) R(0) C(2) R(1) ... C(nb - 1) R(nb - 2) R(nb - 1); each item waits only
+// for earlier items or chain rounds that need nothing later, so every wait ends whether or not
+// the whole grid is resident (the chain cluster is the first one). Per tile a version (rounds
+// applied, released after the store) and a count of the items that read it as a panel or pivot
+// (a tile waits for all of them before it is overwritten). Loads bypass L1 (ld.global.cg).
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/cluster.cuh"
+#include "cuda/kernels.cuh"
+
+namespace apsp::cuda_detail {
+
+struct Flow {
+  static constexpr int K = 64, E = 4, R = K / E, threads = R * R;  // 4 x 4 elements per thread
+  static constexpr int G = 8, S = G - 1;   // the chain cluster: block 0 closes, 7 row slices
+  static constexpr int W_max = (K + S - 1) / S;  // rows of the largest slice
+  static constexpr int64_t max_n = 64 * K;       // nb <= 64 (counters: unsigned)
+  // Items of a solve with nb tile rows (chain items included; the workers skip those).
+  static constexpr int64_t items(int64_t nb) {
+    return nb * (2 * nb - 1) + (nb - 1) * (nb - 2) * (nb - 2) + (nb - 1) * (nb - 1);
+  }
+  // Counters: the claim counter, then per tile its version and its count of readers.
+  static constexpr size_t counter_bytes(int64_t nb) {
+    return size_t(1 + 2 * nb * nb) * sizeof(unsigned);
+  }
+  template <class T>
+  static constexpr int LD = K + 16 / int(sizeof(T));  // shared rows padded by one 16-byte vector
+  // Shared memory: the chain's (P*, two Y buffers, R'(r, r + 2), X, C'(r + 2, r) and C' rows of
+  // a slice) or a worker's two operand tiles; at least 116 KB, so one block per SM: the chain's
+  // blocks never share their SMs.
+  template <class T>
+  static constexpr size_t smem_bytes() {
+    const size_t chain = (size_t(4) * K + 3 * W_max) * LD<T> * sizeof(T);
+    const size_t floor = 116 * 1024;
+    return chain > floor ? chain : floor;
+  }
+};
+
+struct FlowItem {
+  int i, j;    // the tile
+  int first;   // first round applied (round - 1: the band of the previous round, else round)
+  int round;   // last round applied
+};
+
+// Item x of the claim order (see the top of the file).
+__device__ __forceinline__ FlowItem flow_item(int64_t x, int nb) {
+  const int64_t cn = 2 * nb - 1;
+  auto critical = [&](int r, int64_t y) -> FlowItem {
+    if (y == 0) return {r, r, r > 0 ? r - 1 : 0, r};
+    const int64_t t = (y - 1) >> 1;  // panels nearest the next pivot first; row/column r - 1 last
+    const int b = int((r + 1 + t) % nb);
+    const int first = r > 0 && b != r - 1 ? r - 1 : r;
+    return ((y - 1) & 1) ? FlowItem{b, r, first, r} : FlowItem{r, b, first, r};
+  };
+  auto rest = [&](int r, int64_t y) -> FlowItem {
+    // The other tile rows o(0), o(1), ... in order of need (o(0) becomes a pivot row first),
+    // taken in L-shaped shells: shell m is (o(m), o(m)), then (o(m), o(m + u)), (o(m + u), o(m)).
+    const int e = r + 1 < nb ? 2 : 1, M = nb - e;
+    auto o = [&](int64_t t) { return int((r + e + t) % nb); };
+    int m = 0;
+    while (int64_t(m + 1) * (2 * M - m - 1) <= y) ++m;
+    const int64_t z = y - int64_t(m) * (2 * M - m), u = (z + 1) >> 1;
+    if (z == 0) return {o(m), o(m), r, r};
+    return (z & 1) ? FlowItem{o(m), o(m + u), r, r} : FlowItem{o(m + u), o(m), r, r};
+  };
+  if (x < cn) return critical(0, x);
+  x -= cn;
+  const int64_t S = cn + int64_t(nb - 2) * (nb - 2), s = x / S;
+  if (s < nb - 1) {
+    const int64_t y = x % S;
+    return y < cn ? critical(int(s + 1), y) : rest(int(s), y - cn);
+  }
+  return rest(nb - 1, x - (nb - 1) * S);
+}
+
+// Whether the chain cluster does item `it`: every pivot, the two panels next to the next pivot,
+// and round r on tile (r + 2, r + 2).
+__device__ __forceinline__ bool chain_item(const FlowItem& it) {
+  const int r = it.round;
+  if (it.i == it.j) return it.i == r || it.i == r + 2;
+  return (it.i == r && it.j == r + 1) || (it.i == r + 1 && it.j == r);
+}
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void wait_at_least(const unsigned* p, unsigned v) {
+  while (load_acquire(p) < v) {
+  }
+}
+// After a barrier of the block or cluster (cumulative over its writes, as CUTLASS's barriers do).
+__device__ __forceinline__ void add_release(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// V consecutive elements (i, j .. j + V) of d past L1, INF past n; 16 bytes at once where the
+// matrix is `aligned` and the group lies inside.
+template <class T, int V>
+__device__ __forceinline__ void load_group_cg(const T* d, int64_t n, int64_t ld, bool aligned,
+                                              int64_t i, int64_t j, T (&v)[V]) {
+  static_assert(V * sizeof(T) == 16, "one 16-byte group");
+  if (aligned && i < n && j + V <= n) {
+    const uint4 x = __ldcg(reinterpret_cast<const uint4*>(d + i * ld + j));
+    memcpy(v, &x, 16);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = i < n && j + e < n ? __ldcg(d + i * ld + j + e) : Semiring<T>::inf();
+  }
+}
+template <class T, int V>
+__device__ __forceinline__ void store_group(T* d, int64_t n, int64_t ld, bool aligned, int64_t i,
+                                            int64_t j, const T (&v)[V]) {
+  if (i >= n) return;
+  if (aligned && j + V <= n) {
+    uint4 x;
+    memcpy(&x, v, 16);
+    *reinterpret_cast<uint4*>(d + i * ld + j) = x;
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (j + e < n) d[i * ld + j + e] = v[e];
+  }
+}
+
+// Rows [lo, hi) of tile (ti, tj) into s (rows 0 .., Flow::LD<T> apart), by the whole block:
+// 16-byte cp.async where the group lies inside an aligned matrix (the caller waits for them),
+// else element by element with INF past n.
+template <class T>
+__device__ __forceinline__ void load_rows(T* s, const T* d, int64_t n, int64_t ld, bool aligned,
+                                          int ti, int tj, int lo, int hi) {
+  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T));
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  for (int e = threadIdx.x; e < (hi - lo) * (K / V); e += Flow::threads) {
+    const int row = e / (K / V), col = (e % (K / V)) * V;
+    const int64_t gi = int64_t(ti) * K + lo + row, gj = int64_t(tj) * K + col;
+    if (aligned && gi < n && gj + V <= n) {
+      cp_async_16(base + unsigned(row * LD + col) * unsigned(sizeof(T)), d + gi * ld + gj);
+    } else {
+      T v[V];
+      load_group_cg<T, V>(d, n, ld, aligned, gi, gj, v);
+      store_vec(s + row * LD + col, v);
+    }
+  }
+  cp_async_commit();
+}
+
+// A worker is half a block (128 threads, named barrier 1 + half): two items in flight per SM,
+// so that one half's loads, waits and stores overlap the other's arithmetic.
+struct Half {
+  static constexpr int threads = Flow::threads / 2, TM = 8, TN = 4;  // 8 x 4 elements per thread
+  int h, tid;
+  __device__ Half() : h(int(threadIdx.x) / threads), tid(int(threadIdx.x) % threads) {}
+  __device__ void sync() const {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(1 + h), "n"(threads) : "memory");
+  }
+};
+
+// Tile (i0, j0) of d into shared memory (Flow::LD<T> per row): 16-byte copies where the tile is
+// inside an aligned matrix, else one element at a time with INF past n (those sums change nothing).
+template <class T>
+__device__ __forceinline__ void flow_load(T* s, const T* d, int64_t n, int64_t ld, int64_t i0,
+                                          int64_t j0, bool full, int tid) {
+  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T)), N = Half::threads;
+  if (full) {
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
+#pragma unroll
+    for (int q = 0; q < K * K / V / N; ++q) {
+      const int v = tid + q * N, row = v / (K / V), col = (v % (K / V)) * V;
+      cp_async_16(base + unsigned(row * LD + col) * unsigned(sizeof(T)),
+                  d + (i0 + row) * ld + j0 + col);
+    }
+    cp_async_commit();
+  } else {
+    for (int e = tid; e < K * K; e += N) {
+      const int row = e / K, col = e % K;
+      const int64_t gi = i0 + row, gj = j0 + col;
+      s[row * LD + col] = gi < n && gj < n ? __ldcg(d + gi * ld + gj) : Semiring<T>::inf();
+    }
+  }
+}
+
+// Readers a tile must have had before it is overwritten starting at round `first`: every item
+// of an earlier round in which it was a panel (nb - 1 readers: its row or column) or the pivot
+// (2 (nb - 1): both panels).
+__device__ __forceinline__ unsigned flow_readers_before(int i, int j, int first, int nb) {
+  const unsigned per = unsigned(nb - 1);
+  if (i == j) return i < first ? 2 * per : 0u;
+  return per * (unsigned(i < first) + unsigned(j < first));
+}
+
+// One worker item: the tile from global memory into registers, its rounds, then the store.
+template <class T>
+__device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
+                                         int nb, unsigned* version, unsigned* readers,
+                                         const FlowItem& it, T* As, T* Bs, const Half& hf,
+                                         DeviceStats* st, int64_t* negative) {
+  constexpr int K = Flow::K, LD = Flow::LD<T>, TM = Half::TM, TN = Half::TN;
+  const int tx = hf.tid % (K / TN), ty = hf.tid / (K / TN);
+  auto full = [&](int i, int j) { return aligned && (i + 1) * K <= n && (j + 1) * K <= n; };
+  auto tile = [&](int i, int j) { return i * nb + j; };
+  const int64_t i0 = int64_t(it.i) * K, j0 = int64_t(it.j) * K;
+
+  if (hf.tid == 0) wait_at_least(version + tile(it.i, it.j), unsigned(it.first));
+  hf.sync();
+  T c[TM][TN];
+#pragma unroll
+  for (int a = 0; a < TM; ++a) load_group_cg<T, TN>(d, n, ld, aligned, i0 + TM * ty + a, j0 + TN * tx, c[a]);
+
+  for (int q = it.first; q <= it.round; ++q) {
+    const bool row = it.i == q, col = it.j == q;
+    if (hf.tid == 0) {
+      if (row || col) {
+        wait_at_least(version + tile(q, q), unsigned(q + 1));
+      } else {
+        wait_at_least(version + tile(it.i, q), unsigned(q + 1));
+        wait_at_least(version + tile(q, it.j), unsigned(q + 1));
+      }
+    }
+    hf.sync();
+    if (row || col) {  // the panel: P* with the tile as it is
+      flow_load(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, full(q, q), hf.tid);
+      T* own = row ? Bs : As;
+#pragma unroll
+      for (int a = 0; a < TM; ++a) store_vec(own + (TM * ty + a) * LD + TN * tx, c[a]);
+    } else {
+      flow_load(As, d, n, ld, i0, int64_t(q) * K, full(it.i, q), hf.tid);
+      flow_load(Bs, d, n, ld, int64_t(q) * K, j0, full(q, it.j), hf.tid);
+    }
+    cp_async_wait<0>();
+    hf.sync();
+    if (hf.tid == 0) {  // copied: the panels (or the pivot) may be overwritten
+      if (row || col) {
+        add_release(readers + tile(q, q), 1u);
+      } else {
+        add_release(readers + tile(it.i, q), 1u);
+        add_release(readers + tile(q, it.j), 1u);
+      }
+    }
+    minplus_acc<T, TM, TN, K>(c, As + TM * ty * LD, LD, Bs + TN * tx, LD);
+    hf.sync();  // As and Bs are refilled next
+  }
+
+  if (hf.tid == 0)
+    wait_at_least(readers + tile(it.i, it.j), flow_readers_before(it.i, it.j, it.first, nb));
+  hf.sync();
+  const bool last = it.round == nb - 1;  // the tile's final values: finalize them on the way out
+#pragma unroll
+  for (int a = 0; a < TM; ++a) {
+    const int64_t gi = i0 + TM * ty + a, gj = j0 + TN * tx;
+    if (last)
+#pragma unroll
+      for (int b = 0; b < TN; ++b)
+        if (gi < n && gj + b < n) c[a][b] = finalize_value(c[a][b], st, negative, gi, gj + b);
+    store_group<T, TN>(d, n, ld, aligned, gi, gj, c[a]);
+  }
+  hf.sync();
+  if (hf.tid == 0) store_release(version + tile(it.i, it.j), unsigned(it.round + 1));
+}
+
+// The chain (top of the file), run by the first cluster. `smem`: Flow::smem_bytes<T>().
+template <class T>
+__device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
+                                          int nb, unsigned* version, unsigned* readers, T* smem,
+                                          DeviceStats* st, int64_t* negative, int probe) {
+  const bool stamps = probe & 1;
+  // PROBE: globaltimer stamps of block 0 and slice 0, printed at the end.
+  unsigned long long ts[8][64];
+  auto now = [] {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+  };
+  const unsigned long long t0 = now();
+  const bool nowait = probe & 2, pstar_global = probe & 4;
+  namespace cg = cooperative_groups;
+  constexpr int K = Flow::K, E = Flow::E, R = Flow::R, LD = Flow::LD<T>, S = Flow::S;
+  constexpr int V = 16 / int(sizeof(T));
+  static_assert(V == E, "a slice thread owns one 16-byte group of a row");
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = int(cluster.block_rank());
+  const int tid = threadIdx.x;
+  T* Ps = smem;            // P*_r (block 0: its own, read by the slices)
+  T* Ys = Ps + K * LD;     // Y of rounds r and r + 1 (block 0: the first is Z, filled by slices)
+  T* Bs = Ys + 2 * K * LD; // R'(r, r + 2)
+  T* Xs = Bs + K * LD;     // X rows of this slice
+  T* As = Xs + Flow::W_max * LD;  // C'(r + 2, r) rows of this slice
+  T* Cs = As + Flow::W_max * LD;  // C' rows of this slice
+  auto tile = [&](int i, int j) { return i * nb + j; };
+  auto kw_of = [&](int r) { return int(n - int64_t(r) * K < K ? n - int64_t(r) * K : K); };
+
+  if (rank == 0) {
+    const int tx = tid % R, ty = tid / R;
+    T c[E][E];
+    // The closed pivot tile to shared memory (for the slices) and to the matrix.
+    auto publish = [&](int r) {
+#pragma unroll
+      for (int a = 0; a < E; ++a) {
+        const int64_t gi = int64_t(r) * K + E * ty + a, gj = int64_t(r) * K + E * tx;
+        store_vec(Ps + (E * ty + a) * LD + E * tx, c[a]);
+        if (r == nb - 1)
+#pragma unroll
+          for (int b = 0; b < E; ++b)
+            if (gi < n && gj + b < n) c[a][b] = finalize_value(c[a][b], st, negative, gi, gj + b);
+        store_group<T, E>(d, n, ld, aligned, gi, gj, c[a]);
+      }
+    };
+#pragma unroll
+    for (int a = 0; a < E; ++a) load_group_cg<T, E>(d, n, ld, aligned, E * ty + a, E * tx, c[a]);
+    close_tile_fast<T, K, E>(c, kw_of(0));
+    publish(0);
+    ts[3][0] = now();
+    for (int r = 0; r + 1 < nb; ++r) {
+      cluster.sync();  // B1: P*_r is in Ps
+      ts[0][r] = now();
+      if (tid == 0) {
+        __threadfence();
+        store_release(version + tile(r, r), unsigned(r + 1));
+      }
+      cluster.sync();  // B2: Z (tile r + 1 with round r) is in Ys
+      ts[1][r] = now();
+#pragma unroll
+      for (int a = 0; a < E; ++a) load_vec(Ys + (E * ty + a) * LD + E * tx, c[a]);
+      close_tile_fast<T, K, E>(c, kw_of(r + 1));
+      ts[2][r] = now();
+      publish(r + 1);
+    }
+    if (stamps && tid == 0) {
+      printf("chain0 first closure %.2f us\n", (ts[3][0] - t0) * 1e-3);
+      for (int r = 0; r + 1 < nb; ++r)
+        printf("chain0 r %d B1 %.2f B2 %.2f closed %.2f\n", r, (ts[0][r] - t0) * 1e-3,
+               (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3);
+    }
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      store_release(version + tile(nb - 1, nb - 1), unsigned(nb));
+    }
+    cluster.sync();  // the slices' last stores
+    return;
+  }
+
+  // A slice: rows [lo, hi) of the chain's tiles; thread (i, g) owns row lo + i, columns 4g ..
+  const int s = rank - 1, lo = s * K / S, hi = (s + 1) * K / S, w = hi - lo;
+  const bool active = tid < w * (K / V);
+  const int i = tid / (K / V), col = (tid % (K / V)) * V;
+  T* P0 = cluster.map_shared_rank(Ps, 0);
+  T* Z0 = cluster.map_shared_rank(Ys, 0);
+  T z[1][V];  // this thread's Z row part between rounds
+  // Round 0's X, Y and Z: the input.
+  load_rows(Xs, d, n, ld, aligned, 1, 0, lo, hi);
+  load_rows(Ys, d, n, ld, aligned, 0, 1, 0, K);
+  if (active) load_group_cg<T, V>(d, n, ld, aligned, int64_t(K) + lo + i, int64_t(K) + col, z[0]);
+  cp_async_wait<0>();
+  for (int r = 0; r + 1 < nb; ++r) {
+    ts[3][r] = 0;
+    T* Y = Ys + (r & 1) * K * LD;        // Y_r, whole
+    T* Yn = Ys + ((r + 1) & 1) * K * LD; // Y_{r+1}, filled by every slice
+    cluster.sync();  // B1
+    ts[4][r] = now();
+    if (s == 0 && tid == 0 && r > 0) {  // round r - 1's panels next to pivot r are stored
+      __threadfence();
+      store_release(version + tile(r, r - 1), unsigned(r));
+      store_release(version + tile(r - 1, r), unsigned(r));
+    }
+    // step 1: P*_r, C' and Z rows.
+    {
+      constexpr int Q = K * (K / V) / Flow::threads;  // every load in flight before the stores
+      T v[Q][V];
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const int e = tid + q * Flow::threads;
+        if (pstar_global)
+          load_group_cg<T, V>(d, n, ld, aligned, int64_t(r) * K + e / (K / V), int64_t(r) * K + (e % (K / V)) * V, v[q]);
+        else
+          load_vec(P0 + (e / (K / V)) * LD + (e % (K / V)) * V, v[q]);
+      }
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const int e = tid + q * Flow::threads;
+        store_vec(Ps + (e / (K / V)) * LD + (e % (K / V)) * V, v[q]);
+      }
+    }
+    __syncthreads();
+    ts[5][r] = now();
+    if (active) {
+      T c[1][V];
+      load_vec(Xs + i * LD + col, c[0]);
+      minplus_acc<T, 1, V, K, true>(c, Xs + i * LD, LD, Ps + col, LD);
+      store_vec(Cs + i * LD + col, c[0]);
+      store_group<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + i, int64_t(r) * K + col, c[0]);
+    }
+    __syncthreads();
+    ts[6][r] = now();
+    if (active) {
+      minplus_acc<T, 1, V, K, true>(z, Cs + i * LD, LD, Y + col, LD);
+      store_vec(Z0 + (lo + i) * LD + col, z[0]);
+    }
+    ts[0][r] = now();
+    cluster.sync();  // B2
+    ts[1][r] = now();
+    // R' rows of round r, for the other SMs.
+    if (active) {
+      T c[1][V];
+      load_vec(Y + (lo + i) * LD + col, c[0]);
+      minplus_acc<T, 1, V, K, true>(c, Ps + (lo + i) * LD, LD, Y + col, LD);
+      store_group<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + i, int64_t(r + 1) * K + col, c[0]);
+    }
+    if (r + 2 < nb) {  // step 2: the next round's X, Y and Z up to round r
+      if (tid == 0 && !nowait) {  // PROBE: nowait skips them (wrong results, chain timing only)
+        wait_at_least(version + tile(r + 2, r), unsigned(r + 1));  // C'(r + 2, r)
+        wait_at_least(version + tile(r, r + 2), unsigned(r + 1));  // R'(r, r + 2)
+        wait_at_least(version + tile(r + 2, r + 1), unsigned(r));  // X
+        wait_at_least(version + tile(r + 1, r + 2), unsigned(r));  // Y
+        wait_at_least(version + tile(r + 2, r + 2), unsigned(r));  // Z
+      }
+      ts[2][r] = now();
+      __syncthreads();
+      load_rows(As, d, n, ld, aligned, r + 2, r, lo, hi);
+      load_rows(Bs, d, n, ld, aligned, r, r + 2, 0, K);
+      T x[1][V], y[1][V];
+      if (active) {
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 2) * K + lo + i, int64_t(r + 1) * K + col, x[0]);
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + i, int64_t(r + 2) * K + col, y[0]);
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 2) * K + lo + i, int64_t(r + 2) * K + col, z[0]);
+      }
+      cp_async_wait<0>();
+      __syncthreads();
+      if (active) {
+        minplus_acc<T, 1, V, K, true>(x, As + i * LD, LD, Y + col, LD);  // C'(r+2,r) (x) R' = (x) Y_r
+        minplus_acc<T, 1, V, K, true>(y, Cs + i * LD, LD, Bs + col, LD);
+        minplus_acc<T, 1, V, K, true>(z, As + i * LD, LD, Bs + col, LD);
+      }
+      __syncthreads();  // Xs is read above (its row, by every thread of the row) before it is replaced
+      if (active) {
+        store_vec(Xs + i * LD + col, x[0]);
+        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Yn, q) + (lo + i) * LD + col, y[0]);
+      }
+      ts[3][r] = now();
+    }
+    if (s == 0 && tid == 0) {  // what the chain read in round r, as panels or the pivot
+      add_release(readers + tile(r, r), 2u);
+      const unsigned own = r + 2 < nb ? 2u : 1u;
+      add_release(readers + tile(r + 1, r), own);
+      add_release(readers + tile(r, r + 1), own);
+    }
+    if (s == 0 && tid == 0 && r > 0) {  // round r - 1's copies of C'(r + 1, r - 1) and R'(r - 1, r + 1)
+      add_release(readers + tile(r + 1, r - 1), 2u);
+      add_release(readers + tile(r - 1, r + 1), 2u);
+    }
+  }
+  cluster.sync();  // block 0's last closure is stored; every slice's R' rows are stored
+  if (stamps && s == 0 && tid == 0)
+    for (int r = 0; r + 1 < nb; ++r)
+      printf("slice0 r %d B1 %.2f P* %.2f C' %.2f step1 done %.2f B2 %.2f waited %.2f step2 done %.2f\n", r,
+             (ts[4][r] - t0) * 1e-3, (ts[5][r] - t0) * 1e-3, (ts[6][r] - t0) * 1e-3,
+             (ts[0][r] - t0) * 1e-3, (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3,
+             ts[3][r] ? (ts[3][r] - t0) * 1e-3 : 0.0);
+  if (s == 0 && tid == 0) {
+    const int r = nb - 1;
+    __threadfence();
+    store_release(version + tile(r, r - 1), unsigned(r));
+    store_release(version + tile(r - 1, r), unsigned(r));
+  }
+}
+
+// The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
+// Flow::G blocks, as many as the GPU holds at once. `counters`: Flow::counter_bytes(nb), zero.
+// `aligned`: d on 16 bytes and ld a multiple of 16 bytes.
+template <class T>
+__global__ void __launch_bounds__(Flow::threads)
+    flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
+                DeviceStats* st, int64_t* negative, int probe) {
+  constexpr int K = Flow::K, LD = Flow::LD<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  __shared__ FlowItem item[2];
+  __shared__ bool done[2];
+  const int nb = int((n + K - 1) / K);
+  const int64_t total = Flow::items(nb);
+  unsigned* version = counters + 1;
+  unsigned* readers = version + nb * nb;
+  if (blockIdx.x < Flow::G)
+    chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative, probe);
+  const Half hf;
+  T* As = smem + 2 * hf.h * K * LD;
+  T* Bs = As + K * LD;
+  for (;;) {
+    if (hf.tid == 0) {
+      FlowItem it;
+      int64_t x;
+      do {
+        x = atomicAdd(counters, 1u);
+        if (x < total) it = flow_item(x, nb);
+      } while (x < total && chain_item(it));
+      done[hf.h] = x >= total;
+      if (x < total) item[hf.h] = it;
+    }
+    hf.sync();
+    if (done[hf.h]) return;
+    const FlowItem it = item[hf.h];
+    flow_run(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
+    // flow_run ends with a barrier after every thread has read `item`.
+  }
+}
+
+}  // namespace apsp::cuda_detail
