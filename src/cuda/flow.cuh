@@ -66,7 +66,7 @@ struct Flow {
   // blocks never share their SMs.
   template <class T>
   static constexpr size_t smem_bytes() {
-    const size_t chain = (size_t(4) * K + 3 * W_max) * LD<T> * sizeof(T);
+    const size_t chain = (size_t(7) * K + 6 * W_max) * LD<T> * sizeof(T);
     const size_t floor = 116 * 1024;
     return chain > floor ? chain : floor;
   }
@@ -114,7 +114,8 @@ __device__ __forceinline__ FlowItem flow_item(int64_t x, int nb) {
 __device__ __forceinline__ bool chain_item(const FlowItem& it) {
   const int r = it.round;
   if (it.i == it.j) return it.i == r || it.i == r + 2;
-  return (it.i == r && it.j == r + 1) || (it.i == r + 1 && it.j == r);
+  return (it.i == r && (it.j == r + 1 || it.j == r + 2)) ||
+         (it.j == r && (it.i == r + 1 || it.i == r + 2));
 }
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
@@ -132,6 +133,13 @@ __device__ __forceinline__ void add_release(unsigned* p, unsigned v) {
 }
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// After a __threadfence (the fence makes these a release pattern).
+__device__ __forceinline__ void store_relaxed(unsigned* p, unsigned v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void add_relaxed(unsigned* p, unsigned v) {
+  asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
 // V consecutive elements (i, j .. j + V) of d past L1, INF past n; 16 bytes at once where the
@@ -195,6 +203,57 @@ struct Half {
     asm volatile("bar.sync %0, %1;\n" ::"r"(1 + h), "n"(threads) : "memory");
   }
 };
+
+// c = min(c, a (x) B) for one row a (64 elements of k, shared memory) and four columns of B
+// (shared, ldb apart): even and odd k in two sets of accumulators, twice the independent work
+// per step of the chain's short products.
+template <class T>
+__device__ __forceinline__ void row_product(T (&c)[4], const T* a, const T* B, int ldb) {
+  constexpr int K = Flow::K, KV = 16 / int(sizeof(T));
+  T e[4], o[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) e[j] = c[j], o[j] = Semiring<T>::inf();
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += KV) {
+    T av[KV];
+    load_vec(a + k0, av);
+#pragma unroll
+    for (int kk = 0; kk < KV; ++kk) {
+      T b[4];
+      load_vec(B + (k0 + kk) * ldb, b);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (kk & 1)
+          o[j] = Semiring<T>::relax(o[j], av[kk], b[j]);
+        else
+          e[j] = Semiring<T>::relax(e[j], av[kk], b[j]);
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) c[j] = o[j] < e[j] ? o[j] : e[j];
+}
+
+// Rows [lo, hi) of tile (ti, tj) into s by `count` threads (tid among them), as load_rows.
+template <class T>
+__device__ __forceinline__ void load_rows_group(T* s, const T* d, int64_t n, int64_t ld,
+                                                bool aligned, int ti, int tj, int lo, int hi,
+                                                int tid, int count) {
+  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T));
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  for (int e = tid; e < (hi - lo) * (K / V); e += count) {
+    const int row = e / (K / V), col = (e % (K / V)) * V;
+    const int64_t gi = int64_t(ti) * K + lo + row, gj = int64_t(tj) * K + col;
+    if (aligned && gi < n && gj + V <= n) {
+      cp_async_16(base + unsigned(row * LD + col) * unsigned(sizeof(T)), d + gi * ld + gj);
+    } else {
+      T v[V];
+      load_group_cg<T, V>(d, n, ld, aligned, gi, gj, v);
+      store_vec(s + row * LD + col, v);
+    }
+  }
+  cp_async_commit();
+}
 
 // Tile (i0, j0) of d into shared memory (Flow::LD<T> per row): 16-byte copies where the tile is
 // inside an aligned matrix, else one element at a time with INF past n (those sums change nothing).
@@ -312,7 +371,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     return t;
   };
   const unsigned long long t0 = now();
-  const bool nowait = probe & 2, pstar_global = probe & 4;
+  const bool nowait = probe & 2;
   namespace cg = cooperative_groups;
   constexpr int K = Flow::K, E = Flow::E, R = Flow::R, LD = Flow::LD<T>, S = Flow::S;
   constexpr int V = 16 / int(sizeof(T));
@@ -320,12 +379,17 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = int(cluster.block_rank());
   const int tid = threadIdx.x;
-  T* Ps = smem;            // P*_r (block 0: its own, read by the slices)
-  T* Ys = Ps + K * LD;     // Y of rounds r and r + 1 (block 0: the first is Z, filled by slices)
-  T* Bs = Ys + 2 * K * LD; // R'(r, r + 2)
-  T* Xs = Bs + K * LD;     // X rows of this slice
-  T* As = Xs + Flow::W_max * LD;  // C'(r + 2, r) rows of this slice
-  T* Cs = As + Flow::W_max * LD;  // C' rows of this slice
+  constexpr int W = Flow::W_max;
+  T* Ps = smem;                // slices: P*_r (from L2)
+  T* Zb = Ps + K * LD;         // block 0: Z, filled by the slices
+  T* Yb = Ps + K * LD;         // slices: Y_r, a ring of four
+  T* Y2s = Yb + 4 * K * LD;    // Y2_r = T(r, r + 2) before round r
+  T* Bs = Y2s + K * LD;        // R'(r - 1, r + 2)
+  T* Xs = Bs + K * LD;         // rows of X = T(r + 1, r) before round r
+  T* X2s = Xs + W * LD;        // rows of X2 = T(r + 2, r) before round r
+  T* As = X2s + W * LD;        // rows of C'(r + 2, r - 1)
+  T* Cs = As + W * LD;         // rows of C1 = C'(r + 1, r), two rounds
+  T* C2s = Cs + 2 * W * LD;    // rows of C2 = C'(r + 2, r)
   auto tile = [&](int i, int j) { return i * nb + j; };
   auto kw_of = [&](int r) { return int(n - int64_t(r) * K < K ? n - int64_t(r) * K : K); };
 
@@ -337,7 +401,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
 #pragma unroll
       for (int a = 0; a < E; ++a) {
         const int64_t gi = int64_t(r) * K + E * ty + a, gj = int64_t(r) * K + E * tx;
-        store_vec(Ps + (E * ty + a) * LD + E * tx, c[a]);
         if (r == nb - 1)
 #pragma unroll
           for (int b = 0; b < E; ++b)
@@ -360,7 +423,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       cluster.sync();  // B2: Z (tile r + 1 with round r) is in Ys
       ts[1][r] = now();
 #pragma unroll
-      for (int a = 0; a < E; ++a) load_vec(Ys + (E * ty + a) * LD + E * tx, c[a]);
+      for (int a = 0; a < E; ++a) load_vec(Zb + (E * ty + a) * LD + E * tx, c[a]);
       close_tile_fast<T, K, E>(c, kw_of(r + 1));
       ts[2][r] = now();
       publish(r + 1);
@@ -380,40 +443,84 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     return;
   }
 
-  // A slice: rows [lo, hi) of the chain's tiles; thread (i, g) owns row lo + i, columns 4g ..
+  // A slice: rows [lo, hi) of the chain's tiles. Warps 0-4 ("row threads": thread (i, col) owns
+  // row lo + i, columns col .. col + 3) run the chain's products; warps 5-7 ("helpers") bring
+  // Y2 (below) up to date during step 1.
   const int s = rank - 1, lo = s * K / S, hi = (s + 1) * K / S, w = hi - lo;
+  constexpr int RT = 160, HT = Flow::threads - RT;  // row threads (16 per row), helpers
+  const bool row_thread = tid < RT;
   const bool active = tid < w * (K / V);
   const int i = tid / (K / V), col = (tid % (K / V)) * V;
-  T* P0 = cluster.map_shared_rank(Ps, 0);
-  T* Z0 = cluster.map_shared_rank(Ys, 0);
-  T z[1][V];  // this thread's Z row part between rounds
+  auto row_sync = [] { asm volatile("bar.sync 1, %0;\n" ::"n"(RT) : "memory"); };
+  auto help_sync = [] { asm volatile("bar.sync 2, %0;\n" ::"n"(HT) : "memory"); };
+  T* Z0 = cluster.map_shared_rank(Zb, 0);
+  auto gload = [&](int ti, int tj, int row, T (&v)[1][V]) {  // row `row` of the slice, this thread's group
+    load_group_cg<T, V>(d, n, ld, aligned, int64_t(ti) * K + lo + row, int64_t(tj) * K + col, v[0]);
+  };
+  auto gstore = [&](int ti, int tj, const T (&v)[1][V]) {
+    store_group<T, V>(d, n, ld, aligned, int64_t(ti) * K + lo + i, int64_t(tj) * K + col, v[0]);
+  };
+  auto push_all = [&](T* buf, const T (&v)[1][V]) {  // row lo + i of `buf` in every slice
+    for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(buf, q) + (lo + i) * LD + col, v[0]);
+  };
+  // Readers counted for one chain update of tile (ti, tj) by round q (flow_readers_before).
+  auto count = [&](int ti, int tj, int q) {
+    if (ti == q || tj == q) {
+      add_relaxed(readers + tile(q, q), 1u);
+    } else {
+      add_relaxed(readers + tile(ti, q), 1u);
+      add_relaxed(readers + tile(q, tj), 1u);
+    }
+  };
+  // After the barrier that follows round r: its panels are stored everywhere (versions), and
+  // what it read is counted. Slice 0, one thread.
+  auto finish_round = [&](int r) {
+    __threadfence();
+    store_relaxed(version + tile(r + 1, r), unsigned(r + 1));
+    store_relaxed(version + tile(r, r + 1), unsigned(r + 1));
+    if (r + 2 < nb) {
+      store_relaxed(version + tile(r + 2, r), unsigned(r + 1));
+      store_relaxed(version + tile(r, r + 2), unsigned(r + 1));
+    }
+    if (r >= 1 && r + 2 < nb) {
+      count(r, r + 2, r - 1);
+      count(r + 2, r, r - 1);
+    }
+    count(r + 1, r, r);
+    count(r + 1, r + 1, r);
+    count(r, r + 1, r);
+    if (r + 2 < nb) {
+      count(r + 2, r, r);
+      count(r, r + 2, r);
+      count(r + 2, r + 1, r);
+      count(r + 1, r + 2, r);
+      count(r + 2, r + 2, r);
+    }
+  };
+  T z[1][V];  // this thread's part of Z (tile (r + 1, r + 1)) between rounds
   // Round 0's X, Y and Z: the input.
   load_rows(Xs, d, n, ld, aligned, 1, 0, lo, hi);
-  load_rows(Ys, d, n, ld, aligned, 0, 1, 0, K);
-  if (active) load_group_cg<T, V>(d, n, ld, aligned, int64_t(K) + lo + i, int64_t(K) + col, z[0]);
+  load_rows(Yb, d, n, ld, aligned, 0, 1, 0, K);
+  if (active) gload(1, 1, i, z);
   cp_async_wait<0>();
   for (int r = 0; r + 1 < nb; ++r) {
-    ts[3][r] = 0;
-    T* Y = Ys + (r & 1) * K * LD;        // Y_r, whole
-    T* Yn = Ys + ((r + 1) & 1) * K * LD; // Y_{r+1}, filled by every slice
-    cluster.sync();  // B1
+    T* Y = Yb + (r % 4) * K * LD;             // Y_r = T(r, r + 1) before round r, whole
+    T* Yp = Yb + ((r + 3) % 4) * K * LD;      // Y_{r-1}
+    T* Yn = Yb + ((r + 1) % 4) * K * LD;      // Y_{r+1}, filled by every slice in step 2
+    T* Cc = Cs + (r & 1) * Flow::W_max * LD;  // C1 rows of round r
+    T* Cp = Cs + ((r + 1) & 1) * Flow::W_max * LD;  // of round r - 1
+    const bool two = r + 2 < nb;              // tiles r + 2 exist
+    cluster.sync();  // B1(r): P*_r is stored; round r - 1's rows are everywhere
     ts[4][r] = now();
-    if (s == 0 && tid == 0 && r > 0) {  // round r - 1's panels next to pivot r are stored
-      __threadfence();
-      store_release(version + tile(r, r - 1), unsigned(r));
-      store_release(version + tile(r - 1, r), unsigned(r));
-    }
-    // step 1: P*_r, C' and Z rows.
-    {
-      constexpr int Q = K * (K / V) / Flow::threads;  // every load in flight before the stores
+    if (s == 0 && tid == Flow::threads - 1 && r > 0) finish_round(r - 1);
+    {  // P*_r from L2, every load in flight before the stores
+      constexpr int Q = K * (K / V) / Flow::threads;
       T v[Q][V];
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
         const int e = tid + q * Flow::threads;
-        if (pstar_global)
-          load_group_cg<T, V>(d, n, ld, aligned, int64_t(r) * K + e / (K / V), int64_t(r) * K + (e % (K / V)) * V, v[q]);
-        else
-          load_vec(P0 + (e / (K / V)) * LD + (e % (K / V)) * V, v[q]);
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r) * K + e / (K / V),
+                            int64_t(r) * K + (e % (K / V)) * V, v[q]);
       }
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
@@ -423,85 +530,117 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     }
     __syncthreads();
     ts[5][r] = now();
-    if (active) {
-      T c[1][V];
-      load_vec(Xs + i * LD + col, c[0]);
-      minplus_acc<T, 1, V, K, true>(c, Xs + i * LD, LD, Ps + col, LD);
-      store_vec(Cs + i * LD + col, c[0]);
-      store_group<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + i, int64_t(r) * K + col, c[0]);
+    if (row_thread) {  // step 1: C1 = X (x) P*_r, then Z = min(Z, C1 (x) Y)
+      if (active) {
+        T c[1][V];
+        load_vec(Xs + i * LD + col, c[0]);
+        row_product(c[0], Xs + i * LD, Ps + col, LD);
+        store_vec(Cc + i * LD + col, c[0]);
+        gstore(r + 1, r, c);
+      }
+      row_sync();
+      if (active) {
+        row_product(z[0], Cc + i * LD, Y + col, LD);
+        store_vec(Z0 + (lo + i) * LD + col, z[0]);
+      }
+      ts[0][r] = now();
+    } else if (two) {  // helpers: Y2_r = T(r, r + 2) before round r, whole in every slice
+      const int ht = tid - RT;
+      if (r >= 1) {
+        if (ht == 0 && !nowait) {
+          wait_at_least(version + tile(r, r + 2), unsigned(r - 1));
+          wait_at_least(version + tile(r - 1, r + 2), unsigned(r));  // R'(r - 1, r + 2)
+        }
+        help_sync();
+        const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(Bs));
+        for (int e = ht; e < K * (K / V); e += HT) {
+          const int row = e / (K / V), c4 = (e % (K / V)) * V;
+          const int64_t gi = int64_t(r - 1) * K + row, gj = int64_t(r + 2) * K + c4;
+          if (aligned && gi < n && gj + V <= n) {
+            cp_async_16(base + unsigned(row * LD + c4) * unsigned(sizeof(T)), d + gi * ld + gj);
+          } else {
+            T v[V];
+            load_group_cg<T, V>(d, n, ld, aligned, gi, gj, v);
+            store_vec(Bs + row * LD + c4, v);
+          }
+        }
+        cp_async_commit();
+        cp_async_wait<0>();
+        help_sync();
+      }
+      for (int e = ht; e < w * (K / V); e += HT) {
+        const int ri = e / (K / V), c4 = (e % (K / V)) * V;
+        T v[V];
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + ri, int64_t(r + 2) * K + c4, v);
+        if (r >= 1) row_product(v, Cp + ri * LD, Bs + c4, LD);  // round r - 1: C1_{r-1} (x) R'
+        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Y2s, q) + (lo + ri) * LD + c4, v);
+      }
+      ts[6][r] = now();
     }
-    __syncthreads();
-    ts[6][r] = now();
-    if (active) {
-      minplus_acc<T, 1, V, K, true>(z, Cs + i * LD, LD, Y + col, LD);
-      store_vec(Z0 + (lo + i) * LD + col, z[0]);
-    }
-    ts[0][r] = now();
-    cluster.sync();  // B2
+    cluster.sync();  // B2(r): Z is in block 0; Y2_r is everywhere
     ts[1][r] = now();
-    // R' rows of round r, for the other SMs.
-    if (active) {
-      T c[1][V];
-      load_vec(Y + (lo + i) * LD + col, c[0]);
-      minplus_acc<T, 1, V, K, true>(c, Ps + (lo + i) * LD, LD, Y + col, LD);
-      store_group<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + i, int64_t(r + 1) * K + col, c[0]);
-    }
-    if (r + 2 < nb) {  // step 2: the next round's X, Y and Z up to round r
-      if (tid == 0 && !nowait) {  // PROBE: nowait skips them (wrong results, chain timing only)
-        wait_at_least(version + tile(r + 2, r), unsigned(r + 1));  // C'(r + 2, r)
-        wait_at_least(version + tile(r, r + 2), unsigned(r + 1));  // R'(r, r + 2)
-        wait_at_least(version + tile(r + 2, r + 1), unsigned(r));  // X
-        wait_at_least(version + tile(r + 1, r + 2), unsigned(r));  // Y
-        wait_at_least(version + tile(r + 2, r + 2), unsigned(r));  // Z
+    if (row_thread) {  // step 2
+      if (active) {  // R1 = Y + P* (x) Y, this slice's rows
+        T c[1][V];
+        load_vec(Y + (lo + i) * LD + col, c[0]);
+        row_product(c[0], Ps + (lo + i) * LD, Y + col, LD);
+        gstore(r, r + 1, c);
       }
-      ts[2][r] = now();
-      __syncthreads();
-      load_rows(As, d, n, ld, aligned, r + 2, r, lo, hi);
-      load_rows(Bs, d, n, ld, aligned, r, r + 2, 0, K);
-      T x[1][V], y[1][V];
-      if (active) {
-        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 2) * K + lo + i, int64_t(r + 1) * K + col, x[0]);
-        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + i, int64_t(r + 2) * K + col, y[0]);
-        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 2) * K + lo + i, int64_t(r + 2) * K + col, z[0]);
-      }
-      cp_async_wait<0>();
-      __syncthreads();
-      if (active) {
-        minplus_acc<T, 1, V, K, true>(x, As + i * LD, LD, Y + col, LD);  // C'(r+2,r) (x) R' = (x) Y_r
-        minplus_acc<T, 1, V, K, true>(y, Cs + i * LD, LD, Bs + col, LD);
-        minplus_acc<T, 1, V, K, true>(z, As + i * LD, LD, Bs + col, LD);
-      }
-      __syncthreads();  // Xs is read above (its row, by every thread of the row) before it is replaced
-      if (active) {
-        store_vec(Xs + i * LD + col, x[0]);
-        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Yn, q) + (lo + i) * LD + col, y[0]);
+      if (two) {
+        if (tid == 0 && !nowait && r >= 1) {
+          wait_at_least(version + tile(r + 2, r), unsigned(r - 1));
+          wait_at_least(version + tile(r + 2, r - 1), unsigned(r));  // C'(r + 2, r - 1)
+        }
+        row_sync();
+        if (r >= 1) load_rows_group(As, d, n, ld, aligned, r + 2, r - 1, lo, hi, tid, RT);
+        T x2[1][V];
+        if (active) gload(r + 2, r, i, x2);
+        cp_async_wait<0>();
+        row_sync();
+        if (active) {  // X2 = T(r + 2, r) before round r (its round r - 1 here), then C2 = X2 (x) P*
+          if (r >= 1) row_product(x2[0], As + i * LD, Yp + col, LD);
+          store_vec(X2s + i * LD + col, x2[0]);
+        }
+        row_sync();
+        if (active) {
+          row_product(x2[0], X2s + i * LD, Ps + col, LD);
+          store_vec(C2s + i * LD + col, x2[0]);
+          gstore(r + 2, r, x2);
+          T c[1][V];  // R2 = Y2 + P* (x) Y2
+          load_vec(Y2s + (lo + i) * LD + col, c[0]);
+          row_product(c[0], Ps + (lo + i) * LD, Y2s + col, LD);
+          gstore(r, r + 2, c);
+        }
+        if (tid == 0 && !nowait) {
+          wait_at_least(version + tile(r + 2, r + 1), unsigned(r));
+          wait_at_least(version + tile(r + 1, r + 2), unsigned(r));
+          wait_at_least(version + tile(r + 2, r + 2), unsigned(r));
+        }
+        ts[2][r] = now();
+        row_sync();  // C2s whole; the three tiles hold round r - 1
+        if (active) {  // the next round's X, Y and Z: their round r
+          T x[1][V], y[1][V];
+          gload(r + 2, r + 1, i, x);
+          gload(r + 1, r + 2, i, y);
+          gload(r + 2, r + 2, i, z);
+          row_product(x[0], C2s + i * LD, Y + col, LD);    // C2 (x) R1 = C2 (x) Y
+          row_product(y[0], Cc + i * LD, Y2s + col, LD);   // C1 (x) R2 = C1 (x) Y2
+          row_product(z[0], C2s + i * LD, Y2s + col, LD);  // C2 (x) R2 = C2 (x) Y2
+          store_vec(Xs + i * LD + col, x[0]);
+          push_all(Yn, y);
+        }
       }
       ts[3][r] = now();
     }
-    if (s == 0 && tid == 0) {  // what the chain read in round r, as panels or the pivot
-      add_release(readers + tile(r, r), 2u);
-      const unsigned own = r + 2 < nb ? 2u : 1u;
-      add_release(readers + tile(r + 1, r), own);
-      add_release(readers + tile(r, r + 1), own);
-    }
-    if (s == 0 && tid == 0 && r > 0) {  // round r - 1's copies of C'(r + 1, r - 1) and R'(r - 1, r + 1)
-      add_release(readers + tile(r + 1, r - 1), 2u);
-      add_release(readers + tile(r - 1, r + 1), 2u);
-    }
   }
-  cluster.sync();  // block 0's last closure is stored; every slice's R' rows are stored
+  cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
+  if (s == 0 && tid == 0) finish_round(nb - 2);
   if (stamps && s == 0 && tid == 0)
     for (int r = 0; r + 1 < nb; ++r)
-      printf("slice0 r %d B1 %.2f P* %.2f C' %.2f step1 done %.2f B2 %.2f waited %.2f step2 done %.2f\n", r,
-             (ts[4][r] - t0) * 1e-3, (ts[5][r] - t0) * 1e-3, (ts[6][r] - t0) * 1e-3,
-             (ts[0][r] - t0) * 1e-3, (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3,
-             ts[3][r] ? (ts[3][r] - t0) * 1e-3 : 0.0);
-  if (s == 0 && tid == 0) {
-    const int r = nb - 1;
-    __threadfence();
-    store_release(version + tile(r, r - 1), unsigned(r));
-    store_release(version + tile(r - 1, r), unsigned(r));
-  }
+      printf("slice0 r %d B1 %.2f P* %.2f step1 %.2f helpers %.2f B2 %.2f waited %.2f step2 %.2f\n", r,
+             (ts[4][r] - t0) * 1e-3, (ts[5][r] - t0) * 1e-3, (ts[0][r] - t0) * 1e-3,
+             (ts[6][r] - t0) * 1e-3, (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3,
+             (ts[3][r] - t0) * 1e-3);
 }
 
 // The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
