@@ -423,6 +423,8 @@ void prepare_kernels(int device) {
     using T = typename P::type;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(flow_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(Flow::smem_bytes<T>())));
+    APSP_CUDA_CHECK(
+        cudaFuncSetAttribute(flow_kernel<T>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     done.set(device);
   } else if constexpr (has_gemm<P>::value) {
     static DeviceBits done;

@@ -48,7 +48,7 @@ namespace apsp::cuda_detail {
 
 struct Flow {
   static constexpr int K = 64, E = 4, R = K / E, threads = R * R;  // 4 x 4 elements per thread
-  static constexpr int G = 8, S = G - 1;   // the chain cluster: block 0 closes, 7 row slices
+  static constexpr int G = 16, S = G - 1;  // the chain cluster: block 0 closes, 15 row slices
   static constexpr int W_max = (K + S - 1) / S;  // rows of the largest slice
   static constexpr int64_t max_n = 64 * K;       // nb <= 64 (counters: unsigned)
   // Items of a solve with nb tile rows (chain items included; the workers skip those).
@@ -114,8 +114,7 @@ __device__ __forceinline__ FlowItem flow_item(int64_t x, int nb) {
 __device__ __forceinline__ bool chain_item(const FlowItem& it) {
   const int r = it.round;
   if (it.i == it.j) return it.i == r || it.i == r + 2;
-  return (it.i == r && (it.j == r + 1 || it.j == r + 2)) ||
-         (it.j == r && (it.i == r + 1 || it.i == r + 2));
+  return (it.i == r && it.j == r + 2) || (it.j == r && (it.i == r + 1 || it.i == r + 2));
 }
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
@@ -447,10 +446,12 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   // row lo + i, columns col .. col + 3) run the chain's products; warps 5-7 ("helpers") bring
   // Y2 (below) up to date during step 1.
   const int s = rank - 1, lo = s * K / S, hi = (s + 1) * K / S, w = hi - lo;
-  constexpr int RT = 160, HT = Flow::threads - RT;  // row threads (16 per row), helpers
+  constexpr int RT = 96, HT = Flow::threads - RT;  // row threads (16 per row), helpers
   const bool row_thread = tid < RT;
   const bool active = tid < w * (K / V);
   const int i = tid / (K / V), col = (tid % (K / V)) * V;
+  const int ht = tid - RT, hi_ = ht / (K / V), hcol = (ht % (K / V)) * V;  // a helper's row, columns
+  const bool hactive = ht >= 0 && hi_ < w;
   auto row_sync = [] { asm volatile("bar.sync 1, %0;\n" ::"n"(RT) : "memory"); };
   auto help_sync = [] { asm volatile("bar.sync 2, %0;\n" ::"n"(HT) : "memory"); };
   T* Z0 = cluster.map_shared_rank(Zb, 0);
@@ -477,8 +478,8 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   auto finish_round = [&](int r) {
     __threadfence();
     store_relaxed(version + tile(r + 1, r), unsigned(r + 1));
-    store_relaxed(version + tile(r, r + 1), unsigned(r + 1));
     if (r + 2 < nb) {
+      store_relaxed(version + tile(r + 1, r + 2), unsigned(r + 1));  // Y_{r+1}: the workers' R1
       store_relaxed(version + tile(r + 2, r), unsigned(r + 1));
       store_relaxed(version + tile(r, r + 2), unsigned(r + 1));
     }
@@ -488,7 +489,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     }
     count(r + 1, r, r);
     count(r + 1, r + 1, r);
-    count(r, r + 1, r);
     if (r + 2 < nb) {
       count(r + 2, r, r);
       count(r, r + 2, r);
@@ -579,58 +579,58 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     }
     cluster.sync();  // B2(r): Z is in block 0; Y2_r is everywhere
     ts[1][r] = now();
-    if (row_thread) {  // step 2
-      if (active) {  // R1 = Y + P* (x) Y, this slice's rows
-        T c[1][V];
-        load_vec(Y + (lo + i) * LD + col, c[0]);
-        row_product(c[0], Ps + (lo + i) * LD, Y + col, LD);
-        gstore(r, r + 1, c);
+    if (row_thread && two) {  // step 2, row threads: X2, C2, then the next X and Z
+      if (tid == 0 && !nowait && r >= 1) {
+        wait_at_least(version + tile(r + 2, r), unsigned(r - 1));
+        wait_at_least(version + tile(r + 2, r - 1), unsigned(r));  // C'(r + 2, r - 1)
       }
-      if (two) {
-        if (tid == 0 && !nowait && r >= 1) {
-          wait_at_least(version + tile(r + 2, r), unsigned(r - 1));
-          wait_at_least(version + tile(r + 2, r - 1), unsigned(r));  // C'(r + 2, r - 1)
-        }
-        row_sync();
-        if (r >= 1) load_rows_group(As, d, n, ld, aligned, r + 2, r - 1, lo, hi, tid, RT);
-        T x2[1][V];
-        if (active) gload(r + 2, r, i, x2);
-        cp_async_wait<0>();
-        row_sync();
-        if (active) {  // X2 = T(r + 2, r) before round r (its round r - 1 here), then C2 = X2 (x) P*
-          if (r >= 1) row_product(x2[0], As + i * LD, Yp + col, LD);
-          store_vec(X2s + i * LD + col, x2[0]);
-        }
-        row_sync();
-        if (active) {
-          row_product(x2[0], X2s + i * LD, Ps + col, LD);
-          store_vec(C2s + i * LD + col, x2[0]);
-          gstore(r + 2, r, x2);
-          T c[1][V];  // R2 = Y2 + P* (x) Y2
-          load_vec(Y2s + (lo + i) * LD + col, c[0]);
-          row_product(c[0], Ps + (lo + i) * LD, Y2s + col, LD);
-          gstore(r, r + 2, c);
-        }
-        if (tid == 0 && !nowait) {
-          wait_at_least(version + tile(r + 2, r + 1), unsigned(r));
-          wait_at_least(version + tile(r + 1, r + 2), unsigned(r));
-          wait_at_least(version + tile(r + 2, r + 2), unsigned(r));
-        }
-        ts[2][r] = now();
-        row_sync();  // C2s whole; the three tiles hold round r - 1
-        if (active) {  // the next round's X, Y and Z: their round r
-          T x[1][V], y[1][V];
-          gload(r + 2, r + 1, i, x);
-          gload(r + 1, r + 2, i, y);
-          gload(r + 2, r + 2, i, z);
-          row_product(x[0], C2s + i * LD, Y + col, LD);    // C2 (x) R1 = C2 (x) Y
-          row_product(y[0], Cc + i * LD, Y2s + col, LD);   // C1 (x) R2 = C1 (x) Y2
-          row_product(z[0], C2s + i * LD, Y2s + col, LD);  // C2 (x) R2 = C2 (x) Y2
-          store_vec(Xs + i * LD + col, x[0]);
-          push_all(Yn, y);
-        }
+      row_sync();
+      if (r >= 1) load_rows_group(As, d, n, ld, aligned, r + 2, r - 1, lo, hi, tid, RT);
+      T x2[1][V];
+      if (active) gload(r + 2, r, i, x2);
+      cp_async_wait<0>();
+      row_sync();
+      if (active) {  // X2 = T(r + 2, r) before round r (its round r - 1 here), then C2 = X2 (x) P*
+        if (r >= 1) row_product(x2[0], As + i * LD, Yp + col, LD);
+        store_vec(X2s + i * LD + col, x2[0]);
+      }
+      row_sync();
+      if (active) {
+        row_product(x2[0], X2s + i * LD, Ps + col, LD);
+        store_vec(C2s + i * LD + col, x2[0]);
+        gstore(r + 2, r, x2);
+      }
+      if (tid == 0 && !nowait) {
+        wait_at_least(version + tile(r + 2, r + 1), unsigned(r));
+        wait_at_least(version + tile(r + 2, r + 2), unsigned(r));
+      }
+      ts[2][r] = now();
+      row_sync();  // C2s whole; the two tiles hold round r - 1
+      if (active) {  // the next round's X and Z: their round r
+        T x[1][V];
+        gload(r + 2, r + 1, i, x);
+        gload(r + 2, r + 2, i, z);
+        row_product(x[0], C2s + i * LD, Y + col, LD);    // C2 (x) R1 = C2 (x) Y
+        row_product(z[0], C2s + i * LD, Y2s + col, LD);  // C2 (x) R2 = C2 (x) Y2
+        store_vec(Xs + i * LD + col, x[0]);
       }
       ts[3][r] = now();
+    } else if (two) {  // step 2, helpers: R2 for the other SMs, the next Y
+      if (hactive) {
+        T c[1][V];  // R2 = Y2 + P* (x) Y2
+        load_vec(Y2s + (lo + hi_) * LD + hcol, c[0]);
+        row_product(c[0], Ps + (lo + hi_) * LD, Y2s + hcol, LD);
+        store_group<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + hi_, int64_t(r + 2) * K + hcol, c[0]);
+      }
+      if (ht == 0 && !nowait) wait_at_least(version + tile(r + 1, r + 2), unsigned(r));
+      help_sync();
+      if (hactive) {  // Y_{r+1}: round r on T(r + 1, r + 2); C1 (x) R2 = C1 (x) Y2
+        T y[V];
+        load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + hi_, int64_t(r + 2) * K + hcol, y);
+        row_product(y, Cc + hi_ * LD, Y2s + hcol, LD);
+        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Yn, q) + (lo + hi_) * LD + hcol, y);
+        store_group<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + hi_, int64_t(r + 2) * K + hcol, y);
+      }
     }
   }
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
@@ -672,6 +672,8 @@ __global__ void __launch_bounds__(Flow::threads)
         x = atomicAdd(counters, 1u);
         if (x < total) it = flow_item(x, nb);
       } while (x < total && chain_item(it));
+      // The row panel next to the next pivot: the chain brought it up to round r - 1 (its Y).
+      if (x < total && it.i == it.round && it.j == it.round + 1) it.first = it.round;
       done[hf.h] = x >= total;
       if (x < total) item[hf.h] = it;
     }
