@@ -126,6 +126,15 @@ __device__ __forceinline__ void wait_at_least(const unsigned* p, unsigned v) {
   while (load_acquire(p) < v) {
   }
 }
+// Up to three waits at once: every load in flight before any is checked.
+__device__ __forceinline__ void wait_all(const unsigned* p0, unsigned v0, const unsigned* p1,
+                                         unsigned v1, const unsigned* p2, unsigned v2) {
+  for (;;) {
+    const unsigned a = load_acquire(p0), b = p1 ? load_acquire(p1) : v1,
+                   c = p2 ? load_acquire(p2) : v2;
+    if (a >= v0 && b >= v1 && c >= v2) return;
+  }
+}
 // After a barrier of the block or cluster (cumulative over its writes, as CUTLASS's barriers do).
 __device__ __forceinline__ void add_release(unsigned* p, unsigned v) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
@@ -299,7 +308,15 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
   auto tile = [&](int i, int j) { return i * nb + j; };
   const int64_t i0 = int64_t(it.i) * K, j0 = int64_t(it.j) * K;
 
-  if (hf.tid == 0) wait_at_least(version + tile(it.i, it.j), unsigned(it.first));
+  // The own tile's version and the operands of the first round, in one batch of loads.
+  auto wait_operands = [&](int q, const unsigned* own, unsigned own_v) {
+    if (it.i == q || it.j == q)
+      wait_all(version + tile(q, q), unsigned(q + 1), own, own_v, nullptr, 0u);
+    else
+      wait_all(version + tile(it.i, q), unsigned(q + 1), version + tile(q, it.j), unsigned(q + 1),
+               own, own_v);
+  };
+  if (hf.tid == 0) wait_operands(it.first, version + tile(it.i, it.j), unsigned(it.first));
   hf.sync();
   T c[TM][TN];
 #pragma unroll
@@ -307,15 +324,10 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
 
   for (int q = it.first; q <= it.round; ++q) {
     const bool row = it.i == q, col = it.j == q;
-    if (hf.tid == 0) {
-      if (row || col) {
-        wait_at_least(version + tile(q, q), unsigned(q + 1));
-      } else {
-        wait_at_least(version + tile(it.i, q), unsigned(q + 1));
-        wait_at_least(version + tile(q, it.j), unsigned(q + 1));
-      }
+    if (q > it.first) {
+      if (hf.tid == 0) wait_operands(q, nullptr, 0u);
+      hf.sync();
     }
-    hf.sync();
     if (row || col) {  // the panel: P* with the tile as it is
       flow_load(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, full(q, q), hf.tid);
       T* own = row ? Bs : As;
@@ -327,21 +339,23 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
     }
     cp_async_wait<0>();
     hf.sync();
-    if (hf.tid == 0) {  // copied: the panels (or the pivot) may be overwritten
+    if (hf.tid == 0) {  // copied (complete, in shared memory): the panels or the pivot may be overwritten
       if (row || col) {
-        add_release(readers + tile(q, q), 1u);
+        add_relaxed(readers + tile(q, q), 1u);
       } else {
-        add_release(readers + tile(it.i, q), 1u);
-        add_release(readers + tile(q, it.j), 1u);
+        add_relaxed(readers + tile(it.i, q), 1u);
+        add_relaxed(readers + tile(q, it.j), 1u);
       }
     }
     minplus_acc<T, TM, TN, K>(c, As + TM * ty * LD, LD, Bs + TN * tx, LD);
     hf.sync();  // As and Bs are refilled next
   }
 
-  if (hf.tid == 0)
-    wait_at_least(readers + tile(it.i, it.j), flow_readers_before(it.i, it.j, it.first, nb));
-  hf.sync();
+  const unsigned need = flow_readers_before(it.i, it.j, it.first, nb);
+  if (need > 0) {
+    if (hf.tid == 0) wait_at_least(readers + tile(it.i, it.j), need);
+    hf.sync();
+  }
   const bool last = it.round == nb - 1;  // the tile's final values: finalize them on the way out
 #pragma unroll
   for (int a = 0; a < TM; ++a) {
