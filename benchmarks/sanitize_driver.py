@@ -8,11 +8,13 @@ round loops' min3 step) under the engine's own choice only, since forcing a roun
 change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
-"auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh). --no-cluster runs those sizes on
-the 64-wide round loop instead, for racecheck: it reports hazards in the cluster kernel between
-accesses that a __syncthreads orders, each report we read naming one of the 64 threads that close
-the next pivot tile on named barrier 1 and one of the others; the same kernel with that closure
-done by one warp, without the named barrier, has none (benchmarks/GPU_NOTES.md).
+"auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
+n = 300: flow.cuh). --no-cluster runs those sizes on the 64-wide round loop instead, for racecheck:
+it reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report
+we read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of
+the others; the same kernel with that closure done by one warp, without the named barrier, has
+none (benchmarks/GPU_NOTES.md). The flow kernel's blocks wait for each other's results in global
+memory, which racecheck's serialized run of a kernel cannot let happen.
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
        [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
@@ -33,7 +35,7 @@ PLANS = [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k6
 def solve(g, engine, pred=False, directed=True, unweighted=False):
     n = g.shape[0]
     auto = "APSP_CUDA_TILES" not in os.environ
-    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 256:
+    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 300:
         os.environ["APSP_CUDA_TILES"] = "k64w"  # not the cluster plan (module docstring)
     try:
         return solve_as_chosen(g, engine, pred, directed, unweighted)
@@ -70,7 +72,7 @@ def check_all(predecessors: bool) -> int:
     checked = 0
     for dtype in (np.float32, np.float64, np.int32, np.int64):
         inf = np.inf if np.dtype(dtype).kind == "f" else (apsp.INT32_INF if dtype == np.int32 else apsp.INT64_INF)
-        for n in (1, 2, 33, 65, 130, 200, 260):
+        for n in (1, 2, 33, 65, 130, 200, 260, 300):
             g = rng.integers(-5, 40, size=(n, n)).astype(dtype)
             g[g < 0] = 1
             g[rng.random((n, n)) < 0.6] = inf

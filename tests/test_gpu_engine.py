@@ -173,14 +173,78 @@ def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
 
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
-                                     (256, "cluster"), (257, "k64w")])
+                                     (256, "cluster"), (257, "k64w"), (288, "k64w"), (289, "flow"),
+                                     (1152, "flow"), (1153, "k64w")])
 def test_plan_by_size(n, plan, rng, capfd):
-    if plan == "cluster" and not sm90():
+    if plan in ("cluster", "flow") and not sm90():
         plan = "k64w"
     g = random_graph(n, np.int32, rng)
     got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
     assert ran == plan
     assert_same(got, cpu_solve(g))
+
+
+# 288 < n <= 1152, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
+# cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
+# n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
+# and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
+FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", FLOW_SIZES)
+def test_flow_plan_matches_cpu_engine(n, dtype, rng, monkeypatch):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    g = random_graph(n, dtype, rng)
+    got = gpu_host_solve(g)
+    assert_same(got, cpu_solve(g))
+    if dtype == np.int32:
+        monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
+        np.testing.assert_array_equal(got, gpu_host_solve(g))
+        monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    if n <= 1100:
+        u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
+        for kw in ({"directed": False}, {"unweighted": True}):
+            assert_same(gpu_host_solve(u, **kw), cpu_solve(u, **kw))
+
+
+# Views: rows further apart than n, and starts that are and are not 16-byte aligned (the flow
+# kernel copies 16-byte groups only where the matrix and its rows are 16-byte aligned).
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n, pad, first", [(300, 13, 0), (700, 4, 0), (700, 3, 1), (1000, 6, 2),
+                                           (1024, 0, 4)])
+def test_flow_plan_device_views(torch, n, pad, first, dtype, rng, monkeypatch):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    g = random_graph(n, dtype, rng)
+    assert_same(gpu_device_solve(torch, g, pad=pad, first=first), cpu_solve(g))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("where", [(10, 11), (400, 650), (1020, 1000)])
+def test_flow_plan_negative_cycle(where, dtype, rng):
+    g = random_graph(1024, dtype, rng, negative=False)
+    a, b = where
+    g[a, b] = -500
+    g[b, a] = 1
+    with pytest.raises(apsp.NegativeCycleError) as err:
+        gpu_host_solve(g)
+    assert {a, b} <= set(err.value.vertices)
+
+
+@pytest.mark.parametrize("dtype, n", [(np.float64, 500), (np.int64, 500), (np.int32, 256),
+                                      (np.int32, 4097)])
+def test_flow_plan_refuses(dtype, n, rng, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    g = random_graph(n, dtype, rng)
+    before = g.copy()
+    with pytest.raises(ValueError, match=r"APSP_CUDA_TILES=flow needs a 4-byte dtype, 256 < n "
+                                         rf"<= 4096 \(n = {n}\)"):
+        gpu_host_solve(g)
+    np.testing.assert_array_equal(g, before)
 
 
 def test_cluster_plan_refuses_large_n(rng, monkeypatch):
@@ -455,8 +519,10 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     if zeros:  # zero-weight edges, and so zero-weight cycles
         g[rng.random((n, n)) < 0.05] = 0
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
-    if plan != "auto" or n > 256:  # (auto, n <= 256: the one-cluster plan)
+    if plan != "auto" or n > 1152 or (n > 256 and not sm90()):
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
+    elif n > 288:  # auto: the flow plan (no min3 step); n <= 256: the one-cluster plan
+        assert line.endswith(f"plan flow, float32, n = {n}"), line
     np.testing.assert_array_equal(got, gpu_host_solve(g, checks=False))
     assert_same(got, cpu_solve(g))
 
@@ -483,7 +549,8 @@ def test_min3_step_chosen_on_the_device(negative, rng, capfd):
 
 # The min3 step needs every weight >= 0: zero weights take it too, a negative weight keeps FMNMX.
 @pytest.mark.parametrize("case", ["fractional", "zero", "negative"])
-def test_min3_choice(case, rng, capfd):
+def test_min3_choice(case, rng, capfd, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TILES", "k64w")  # n = 300: the flow plan, which has no min3 step
     g, kw = plan_choice_graph(case, rng, 2.0 ** 24)
     g = g + np.float32(0.25) * (g > 0)  # fractional weights everywhere: not the twin
     got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
@@ -699,10 +766,10 @@ def test_nan_and_overflow_are_refused_before_solving():
         gpu_host_solve(big)
 
 
-def test_repeated_calls_same_buffer(torch, rng):
-    n = 300
+@pytest.mark.parametrize("n", [300, 1500])
+def test_repeated_calls_same_buffer(torch, n, rng):
     buf = torch.empty((n, n), dtype=torch.int32, device="cuda")
-    for _ in range(3):  # the round loop is replayed from a cached CUDA graph
+    for _ in range(3):  # 300: the flow plan, its counters cleared each call; 1500: a cached CUDA graph
         g = random_graph(n, np.int32, rng)
         buf.copy_(torch.from_numpy(g))
         s = torch.cuda.current_stream()
@@ -779,6 +846,7 @@ def test_progress_reports_rounds(n, rng):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("how", ["graph", "progress"])
 def test_programmatic_launch_matches_plain_launch(how, dtype, rng, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TILES", "k64w")  # n = 700: 4-byte types would take the flow plan
     g = random_graph(700, dtype, rng)
     if np.dtype(dtype).kind == "f":
         plus_fraction(g)  # fractional: the float kernels, not the integer twin
@@ -790,13 +858,13 @@ def test_programmatic_launch_matches_plain_launch(how, dtype, rng, monkeypatch):
 
 
 # The one-launch plans report their rounds once, at the end.
-@pytest.mark.parametrize("n", [50, 200])
+@pytest.mark.parametrize("n", [50, 200, 300])
 def test_progress_of_one_launch_plans(n, rng):
     g = random_graph(n, np.float32, rng)
     seen: list[tuple[int, int]] = []
     assert_same(gpu_host_solve(g, progress=lambda done, total: seen.append((done, total))),
                 cpu_solve(g))
-    rounds = 1 if n <= 64 else (n + 31) // 32 if sm90() else (n + 63) // 64
+    rounds = 1 if n <= 64 else (n + 31) // 32 if sm90() and n <= 256 else (n + 63) // 64
     assert seen[-1] == (rounds, rounds)
 
 

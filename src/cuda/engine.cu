@@ -182,13 +182,17 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // (k64w) below kDeepMinN, k-depth 256 (k64q) from there, 512 (k64o) from kOctoMinN (int32: 88.1%
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
 // 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
-// one launch of one cluster where the GPU has clusters (`cluster_ok`). With predecessors: the
+// one launch of one cluster where the GPU has clusters (`cluster_ok`), and for 4-byte types
+// kFlowMinN < n <= kFlowMaxN the flow plan where it fits (`flow_ok`: H100, int32, against k64w:
+// 257 109.9 / 93.3 us, 320 76.3 / 82.3, 512 116.3 / 123.9, 1024 221.5 / 248.7, 1280 389.6 /
+// 385.7, 1536 650.7 / 522.5; GPU_NOTES.md, seventeenth session). With predecessors: the
 // tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (floats,
-// positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|k64o|
+// positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
-constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok) {
+constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288, kFlowMinN = 288, kFlowMaxN = 1152;
+Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
+                   bool flow_ok) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
@@ -208,12 +212,15 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
     throw ValueError("APSP_CUDA_TILES=cluster needs n <= " + std::to_string(ClusterShape::max_n) +
                      " (n = " + std::to_string(n) +
                      ") and a GPU with thread-block clusters (compute capability 9.0 or later)");
-  if (force && *hit == Tiles::flow && (n > Flow::max_n || n <= ClusterShape::max_n))
-    throw ValueError("APSP_CUDA_TILES=flow needs " + std::to_string(ClusterShape::max_n) +
-                     " < n <= " + std::to_string(Flow::max_n) + " (n = " + std::to_string(n) + ")");
+  if (force && *hit == Tiles::flow && !flow_ok)
+    throw ValueError("APSP_CUDA_TILES=flow needs a 4-byte dtype, " +
+                     std::to_string(ClusterShape::max_n) + " < n <= " + std::to_string(Flow::max_n) +
+                     " (n = " + std::to_string(n) +
+                     ") and a GPU that holds two clusters of 16 blocks (compute capability 9.0)");
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
+  if (n > kFlowMinN && n <= kFlowMaxN && flow_ok) return Tiles::flow;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
@@ -413,19 +420,58 @@ bool sm90(int device) {
   return major >= 9;
 }
 
+// The flow plan's launch configuration (flow.cuh): clusters of Flow::G blocks; `attr` holds the
+// cluster shape and must outlive the launch call.
+template <class T>
+cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
+  attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(Flow::G);
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(clusters * unsigned(Flow::G));
+  cfg.blockDim = dim3(Flow::threads);
+  cfg.dynamicSmemBytes = Flow::smem_bytes<T>();
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// How many of the flow plan's clusters `device` holds at once (0: none, or not compute
+// capability 9.0); sets the kernel's attributes. Once per device and dtype.
+template <class T>
+int flow_clusters(int device) {
+  static std::atomic<int> known[64];  // clusters + 1 (0: not asked yet)
+  if (device < 64) {
+    const int k = known[device].load(std::memory_order_relaxed);
+    if (k > 0) return k - 1;
+  }
+  int clusters = 0;
+  if (sm90(device)) {
+    const auto kernel = flow_kernel<T>;
+    APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(Flow::smem_bytes<T>())));
+    APSP_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
+    const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // not this plan here: another one runs
+      clusters = 0;
+    }
+  }
+  if (device < 64) known[device].store(clusters + 1, std::memory_order_relaxed);
+  return clusters;
+}
+
 // Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
 // plan and device: it is a driver call, and small solves count every microsecond of host time.
 template <class P>
 void prepare_kernels(int device) {
   if constexpr (is_flow<P>::value) {
-    static DeviceBits done;
-    if (done.has(device)) return;
-    using T = typename P::type;
-    APSP_CUDA_CHECK(cudaFuncSetAttribute(flow_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(Flow::smem_bytes<T>())));
-    APSP_CUDA_CHECK(
-        cudaFuncSetAttribute(flow_kernel<T>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    done.set(device);
+    (void)flow_clusters<typename P::type>(device);  // sets the kernel's attributes
   } else if constexpr (has_gemm<P>::value) {
     static DeviceBits done;
     if (done.has(device)) return;
@@ -576,41 +622,21 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
   }
 }
 
-// The flow plan's rounds (flow.cuh): one launch in clusters of Flow::G blocks, as many as the
-// GPU holds at once (more would only wait to claim), after its counters are cleared on the
-// stream; finalize included.
+// The flow plan's rounds (flow.cuh): one launch of as many clusters as the GPU holds at once
+// (more would only wait to claim), after its counters are cleared on the stream; finalize
+// included.
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* st,
                   int64_t* negative) {
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = unsigned(Flow::G);
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.blockDim = dim3(Flow::threads);
-  cfg.dynamicSmemBytes = Flow::smem_bytes<T>();
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  static std::atomic<int> per_device[64];  // clusters resident at once (0: not asked yet)
-  int clusters = device < 64 ? per_device[device].load(std::memory_order_relaxed) : 0;
-  if (clusters == 0) {
-    cfg.gridDim = dim3(unsigned(Flow::G));
-    APSP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, flow_kernel<T>, &cfg));
-    if (clusters < 2)
-      throw std::runtime_error("the flow plan needs two resident clusters of " +
-                               std::to_string(Flow::G) + " blocks");
-    if (device < 64) per_device[device].store(clusters, std::memory_order_relaxed);
-  }
-  cfg.gridDim = dim3(unsigned(clusters * Flow::G));
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr);
   const int64_t nb = (job.n + Flow::K - 1) / Flow::K;
   AsyncBuffer counters(Flow::counter_bytes(nb), stream);
   APSP_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, Flow::counter_bytes(nb), stream));
   const bool aligned =
       reinterpret_cast<uintptr_t>(job.d) % 16 == 0 && job.ld % (16 / int(sizeof(T))) == 0;
   APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, flow_kernel<T>, static_cast<T*>(job.d), job.n, job.ld,
-                                     aligned, static_cast<unsigned*>(counters.ptr), st, negative,
-                                     std::getenv("APSP_FLOW_PROBE") ? std::atoi(std::getenv("APSP_FLOW_PROBE")) : 0));
+                                     aligned, static_cast<unsigned*>(counters.ptr), st, negative));
 }
 
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
@@ -1134,7 +1160,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
-  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok);
+  const bool flow_ok = [&] {
+    if constexpr (sizeof(T) == 4)
+      return !pred.data && n > ClusterShape::max_n && n <= Flow::max_n && flow_clusters<T>(device) >= 2;
+    else
+      return false;
+  }();
+  const Tiles tiles =
+      choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok, flow_ok);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past

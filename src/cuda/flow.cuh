@@ -4,36 +4,45 @@
 // Why: at these sizes a round's phase 3 fills the GPU for a few microseconds, and the round loop
 // (engine.cu) is bound by the chain of each round instead (the next pivot tile's update, its
 // closure, the panels next to it), paid through kernel boundaries or global-memory hand-offs of
-// 2-3 us each (benchmarks/GPU_NOTES.md). Here the chain never leaves one cluster of Flow::G
-// blocks (distributed shared memory, cluster barriers), and its products are split over 7 SMs.
+// 2-3 us each (benchmarks/GPU_NOTES.md). Here the chain stays in one cluster of Flow::G = 16
+// blocks (distributed shared memory, cluster barriers), its products split over 15 SMs, and it
+// takes from the other SMs only tiles that are a round or more old.
 //
-// Tiles are 64 x 64; tile (i, j) = rows 64 i.., columns 64 j..; round r pivots on block r.
-// The chain cluster, round r = 0 .. nb - 2 (block 0 closes; blocks 1..7 each own a row slice
-// of the 64 rows, `lo` .. `hi`):
-//   B1     P*_r (the closed pivot tile r) is in block 0's shared memory
-//   step 1 every slice copies P*_r, computes its rows of C' = X (x) P*_r (X = tile (r + 1, r))
-//          and of Z = min(Z, C' (x) Y) (Z = tile (r + 1, r + 1), Y = tile (r, r + 1), both
-//          before round r), and pushes its Z rows into block 0. C' (x) Y = C' (x) R' since P*
-//          is closed (R' = P* (x) Y, the round's row panel): the cluster plan's argument
-//          (cluster.cuh); with a negative cycle in P*, its negative diagonal reaches the output
-//          anyway.
-//   B2     block 0 closes Z: P*_{r+1}. Meanwhile the slices store R' rows (for the other SMs),
-//          then bring the next round's X, Y and Z up to round r: X = tile (r + 2, r + 1) with
-//          C'(r + 2, r) (x) Y_r, Y = tile (r + 1, r + 2) with C' (x) R'(r, r + 2), Z = tile
-//          (r + 2, r + 2) with C'(r + 2, r) (x) R'(r, r + 2) (C'(r + 2, r) and R'(r, r + 2):
-//          panels from the other SMs), and push their Y rows to every slice.
+// Tiles are 64 x 64; tile (i, j) = rows 64 i.., columns 64 j..; round r pivots on block r; T(i, j)
+// below means the tile before round r. The chain cluster, round r = 0 .. nb - 2 (block 0 closes;
+// blocks 1..15 each own a slice of 4 or 5 of the 64 rows, `lo` .. `hi`; of 256 threads per slice,
+// 96 "row threads" and 160 "helpers"):
+//   B1      P*_r (the closed pivot tile r) is in the matrix, at its place.
+//   step 1  every slice reads P*_r, computes its rows of C1 = X (x) P*_r (X = T(r + 1, r)) and of
+//           Z = min(Z, C1 (x) Y) (Z = T(r + 1, r + 1), Y = T(r, r + 1), whole in every slice),
+//           and pushes its Z rows into block 0. C1 (x) Y = C1 (x) R1, R1 = P*_r (x) Y the row
+//           panel, since P*_r is closed: the cluster plan's argument (cluster.cuh); with a
+//           negative cycle in P*_r its negative diagonal reaches the output anyway. Meanwhile
+//           the helpers bring Y2 = T(r, r + 2) up to round r - 1 (C1 of round r - 1 with R'(r - 1,
+//           r + 2) from the other SMs) and push its rows to every slice.
+//   B2      block 0 closes Z: P*_{r+1}. Meanwhile the row threads bring X2 = T(r + 2, r) up to
+//           round r - 1 (C'(r + 2, r - 1) from the other SMs, with Y of round r - 1), compute
+//           C2 = X2 (x) P*_r and the next round's X = T(r + 2, r + 1) + C2 (x) Y and Z = T(r + 2,
+//           r + 2) + C2 (x) Y2; the helpers compute R2 = P*_r (x) Y2 for the other SMs and the
+//           next round's Y = T(r + 1, r + 2) + C1 (x) Y2, which they push to every slice and store
+//           (the other SMs compute R1 from it). The three T tiles come from the other SMs with
+//           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
-// in a fixed order by the other blocks (and by the chain's blocks once the chain is done):
+// in a fixed order by half blocks (128 threads, 8 x 4 elements each; two per SM) everywhere
+// else, and on the chain's blocks once the chain is done:
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
-//         hold it yet (the band); the pivot and the two panels next to pivot r + 1 are the
-//         chain's.
-//   R(r): round r on every tile outside rows/columns r and r + 1, except tile (r + 2, r + 2)
-//         (the chain's).
+//         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
+//         band of (r, r + 1), whose panel R1 is an item.
+//   R(r): round r on every tile outside rows/columns r and r + 1, except T(r + 2, r + 2) (the
+//         chain's).
 // Claim order: C(0) C(1) R(0) C(2) R(1) ... C(nb - 1) R(nb - 2) R(nb - 1); each item waits only
-// for earlier items or chain rounds that need nothing later, so every wait ends whether or not
-// the whole grid is resident (the chain cluster is the first one). Per tile a version (rounds
-// applied, released after the store) and a count of the items that read it as a panel or pivot
-// (a tile waits for all of them before it is overwritten). Loads bypass L1 (ld.global.cg).
+// for earlier items or chain rounds that need nothing later, and the chain is the first cluster
+// to start, so every wait ends whether or not the whole grid is resident. Per tile a version
+// (rounds applied, released after the store) and a count of the items that read it as a panel or
+// pivot (a tile waits for all of them before it is overwritten; the chain counts its own reads).
+// Loads bypass L1 (ld.global.cg). Every update is the same min of the same sums as the round
+// loop's or, through the closed P*, of sums equal to them: integer results are bit for bit the
+// round loop's (GPU tests).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -55,15 +64,16 @@ struct Flow {
   static constexpr int64_t items(int64_t nb) {
     return nb * (2 * nb - 1) + (nb - 1) * (nb - 2) * (nb - 2) + (nb - 1) * (nb - 1);
   }
-  // Counters: the claim counter, then per tile its version and its count of readers.
+  // Counters: the claim counter, the chain's election, then per tile its version and its count
+  // of readers.
   static constexpr size_t counter_bytes(int64_t nb) {
-    return size_t(1 + 2 * nb * nb) * sizeof(unsigned);
+    return size_t(2 + 2 * nb * nb) * sizeof(unsigned);
   }
   template <class T>
   static constexpr int LD = K + 16 / int(sizeof(T));  // shared rows padded by one 16-byte vector
-  // Shared memory: the chain's (P*, two Y buffers, R'(r, r + 2), X, C'(r + 2, r) and C' rows of
-  // a slice) or a worker's two operand tiles; at least 116 KB, so one block per SM: the chain's
-  // blocks never share their SMs.
+  // Shared memory: the chain's (P*, four Y, Y2 and R'(r - 1, r + 2) whole; rows of X, X2,
+  // C'(r + 2, r - 1), C1 of two rounds and C2) or the workers' (two operand tiles per half); at
+  // least 116 KB, so one block per SM: the chain's blocks never share their SMs.
   template <class T>
   static constexpr size_t smem_bytes() {
     const size_t chain = (size_t(7) * K + 6 * W_max) * LD<T> * sizeof(T);
@@ -374,17 +384,7 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
 template <class T>
 __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
                                           int nb, unsigned* version, unsigned* readers, T* smem,
-                                          DeviceStats* st, int64_t* negative, int probe) {
-  const bool stamps = probe & 1;
-  // PROBE: globaltimer stamps of block 0 and slice 0, printed at the end.
-  unsigned long long ts[8][64];
-  auto now = [] {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-  };
-  const unsigned long long t0 = now();
-  const bool nowait = probe & 2;
+                                          DeviceStats* st, int64_t* negative) {
   namespace cg = cooperative_groups;
   constexpr int K = Flow::K, E = Flow::E, R = Flow::R, LD = Flow::LD<T>, S = Flow::S;
   constexpr int V = 16 / int(sizeof(T));
@@ -425,27 +425,17 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     for (int a = 0; a < E; ++a) load_group_cg<T, E>(d, n, ld, aligned, E * ty + a, E * tx, c[a]);
     close_tile_fast<T, K, E>(c, kw_of(0));
     publish(0);
-    ts[3][0] = now();
     for (int r = 0; r + 1 < nb; ++r) {
       cluster.sync();  // B1: P*_r is in Ps
-      ts[0][r] = now();
       if (tid == 0) {
         __threadfence();
         store_release(version + tile(r, r), unsigned(r + 1));
       }
       cluster.sync();  // B2: Z (tile r + 1 with round r) is in Ys
-      ts[1][r] = now();
 #pragma unroll
       for (int a = 0; a < E; ++a) load_vec(Zb + (E * ty + a) * LD + E * tx, c[a]);
       close_tile_fast<T, K, E>(c, kw_of(r + 1));
-      ts[2][r] = now();
       publish(r + 1);
-    }
-    if (stamps && tid == 0) {
-      printf("chain0 first closure %.2f us\n", (ts[3][0] - t0) * 1e-3);
-      for (int r = 0; r + 1 < nb; ++r)
-        printf("chain0 r %d B1 %.2f B2 %.2f closed %.2f\n", r, (ts[0][r] - t0) * 1e-3,
-               (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3);
     }
     __syncthreads();
     if (tid == 0) {
@@ -525,7 +515,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     T* Cp = Cs + ((r + 1) & 1) * Flow::W_max * LD;  // of round r - 1
     const bool two = r + 2 < nb;              // tiles r + 2 exist
     cluster.sync();  // B1(r): P*_r is stored; round r - 1's rows are everywhere
-    ts[4][r] = now();
     if (s == 0 && tid == Flow::threads - 1 && r > 0) finish_round(r - 1);
     {  // P*_r from L2, every load in flight before the stores
       constexpr int Q = K * (K / V) / Flow::threads;
@@ -543,7 +532,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       }
     }
     __syncthreads();
-    ts[5][r] = now();
     if (row_thread) {  // step 1: C1 = X (x) P*_r, then Z = min(Z, C1 (x) Y)
       if (active) {
         T c[1][V];
@@ -557,11 +545,10 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         row_product(z[0], Cc + i * LD, Y + col, LD);
         store_vec(Z0 + (lo + i) * LD + col, z[0]);
       }
-      ts[0][r] = now();
     } else if (two) {  // helpers: Y2_r = T(r, r + 2) before round r, whole in every slice
       const int ht = tid - RT;
       if (r >= 1) {
-        if (ht == 0 && !nowait) {
+        if (ht == 0) {
           wait_at_least(version + tile(r, r + 2), unsigned(r - 1));
           wait_at_least(version + tile(r - 1, r + 2), unsigned(r));  // R'(r - 1, r + 2)
         }
@@ -589,12 +576,10 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         if (r >= 1) row_product(v, Cp + ri * LD, Bs + c4, LD);  // round r - 1: C1_{r-1} (x) R'
         for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Y2s, q) + (lo + ri) * LD + c4, v);
       }
-      ts[6][r] = now();
     }
     cluster.sync();  // B2(r): Z is in block 0; Y2_r is everywhere
-    ts[1][r] = now();
     if (row_thread && two) {  // step 2, row threads: X2, C2, then the next X and Z
-      if (tid == 0 && !nowait && r >= 1) {
+      if (tid == 0 && r >= 1) {
         wait_at_least(version + tile(r + 2, r), unsigned(r - 1));
         wait_at_least(version + tile(r + 2, r - 1), unsigned(r));  // C'(r + 2, r - 1)
       }
@@ -614,11 +599,10 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         store_vec(C2s + i * LD + col, x2[0]);
         gstore(r + 2, r, x2);
       }
-      if (tid == 0 && !nowait) {
+      if (tid == 0) {
         wait_at_least(version + tile(r + 2, r + 1), unsigned(r));
         wait_at_least(version + tile(r + 2, r + 2), unsigned(r));
       }
-      ts[2][r] = now();
       row_sync();  // C2s whole; the two tiles hold round r - 1
       if (active) {  // the next round's X and Z: their round r
         T x[1][V];
@@ -628,7 +612,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         row_product(z[0], C2s + i * LD, Y2s + col, LD);  // C2 (x) R2 = C2 (x) Y2
         store_vec(Xs + i * LD + col, x[0]);
       }
-      ts[3][r] = now();
     } else if (two) {  // step 2, helpers: R2 for the other SMs, the next Y
       if (hactive) {
         T c[1][V];  // R2 = Y2 + P* (x) Y2
@@ -636,7 +619,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         row_product(c[0], Ps + (lo + hi_) * LD, Y2s + hcol, LD);
         store_group<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + hi_, int64_t(r + 2) * K + hcol, c[0]);
       }
-      if (ht == 0 && !nowait) wait_at_least(version + tile(r + 1, r + 2), unsigned(r));
+      if (ht == 0) wait_at_least(version + tile(r + 1, r + 2), unsigned(r));
       help_sync();
       if (hactive) {  // Y_{r+1}: round r on T(r + 1, r + 2); C1 (x) R2 = C1 (x) Y2
         T y[V];
@@ -649,12 +632,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   }
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
   if (s == 0 && tid == 0) finish_round(nb - 2);
-  if (stamps && s == 0 && tid == 0)
-    for (int r = 0; r + 1 < nb; ++r)
-      printf("slice0 r %d B1 %.2f P* %.2f step1 %.2f helpers %.2f B2 %.2f waited %.2f step2 %.2f\n", r,
-             (ts[4][r] - t0) * 1e-3, (ts[5][r] - t0) * 1e-3, (ts[0][r] - t0) * 1e-3,
-             (ts[6][r] - t0) * 1e-3, (ts[1][r] - t0) * 1e-3, (ts[2][r] - t0) * 1e-3,
-             (ts[3][r] - t0) * 1e-3);
 }
 
 // The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
@@ -663,7 +640,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
 template <class T>
 __global__ void __launch_bounds__(Flow::threads)
     flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
-                DeviceStats* st, int64_t* negative, int probe) {
+                DeviceStats* st, int64_t* negative) {
   constexpr int K = Flow::K, LD = Flow::LD<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
@@ -671,10 +648,18 @@ __global__ void __launch_bounds__(Flow::threads)
   __shared__ bool done[2];
   const int nb = int((n + K - 1) / K);
   const int64_t total = Flow::items(nb);
-  unsigned* version = counters + 1;
+  unsigned* version = counters + 2;
   unsigned* readers = version + nb * nb;
-  if (blockIdx.x < Flow::G)
-    chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative, probe);
+  // The chain is the first cluster to start (the first block of each cluster asks; a cluster's
+  // blocks run together), so it never waits for SMs that blocks waiting on it hold.
+  __shared__ unsigned chain_flag;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (cluster.block_rank() == 0 && threadIdx.x == 0) chain_flag = atomicAdd(counters + 1, 1u) == 0;
+  cluster.sync();
+  const bool chain = *cluster.map_shared_rank(&chain_flag, 0);
+  cluster.sync();  // every block has read block 0's flag
+  if (chain) chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative);
   const Half hf;
   T* As = smem + 2 * hf.h * K * LD;
   T* Bs = As + K * LD;
