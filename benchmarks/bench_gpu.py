@@ -214,17 +214,25 @@ def main() -> int:
             time_with_env(random_graph(n, dtype), 50, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
 
+    # ---- 288 < n <= 1152, 4-byte types: the flow plan against the round loop forced ---------------
+    for dtype, n in (("int32", 512), ("int32", 1024), ("float32", 1024)):
+        add("apsp-gpu-plan", dtype, n,
+            time_with_env(random_graph(n, dtype), 30, False, APSP_CUDA_TILES="k64w"),
+            "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
+
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:
-    # tuned_chain); APSP_CUDA_PDL=0 launches without it, on the same graph.
+    # tuned_chain); APSP_CUDA_PDL=0 launches without it, on the same graph. The round loop forced
+    # (APSP_CUDA_TILES=k64w): n = 512 and 1024 would take the flow plan.
     for dtype, n, reps in (("int32", 512, 50), ("int32", 1024, 30), ("int32", 2048, 10),
                            ("float32", 1024, 20)):
         orig = random_graph(n, dtype)
-        on = time_device(orig, reps, checks=False)
-        off = time_with_env(orig, reps, False, APSP_CUDA_PDL="0")
+        on = time_with_env(orig, reps, False, APSP_CUDA_TILES="k64w")
+        off = time_with_env(orig, reps, False, APSP_CUDA_TILES="k64w", APSP_CUDA_PDL="0")
         add("apsp-gpu-pdl", dtype, n, on,
-            f"checks off, programmatic dependent launch: {off / on:.2f}x faster than without it "
-            f"on the same graph (APSP_CUDA_PDL=0: {off * 1e6:.1f} us)")
+            f"checks off, round loop forced (APSP_CUDA_TILES=k64w), programmatic dependent "
+            f"launch: {off / on:.2f}x faster than without it on the same graph (APSP_CUDA_PDL=0: "
+            f"{off * 1e6:.1f} us)")
 
     # ---- progress cost ---------------------------------------------------------------------------
     orig = random_graph(10000, "int32")

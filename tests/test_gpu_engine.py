@@ -223,16 +223,23 @@ def test_flow_plan_device_views(torch, n, pad, first, dtype, rng, monkeypatch):
     assert_same(gpu_device_solve(torch, g, pad=pad, first=first), cpu_solve(g))
 
 
+# A negative cycle early, in the middle and in the last tile row. float32: both of its vertices are
+# reported. int32: once a negative cycle exists the sums wrap, and which diagonals end negative
+# depends on the order of the updates (as test_negative_cycle_raises_like_cpu says), so only the
+# error and some vertices.
 @pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("where", [(10, 11), (400, 650), (1020, 1000)])
-def test_flow_plan_negative_cycle(where, dtype, rng):
+def test_flow_plan_negative_cycle(where, dtype, rng, capfd):
     g = random_graph(1024, dtype, rng, negative=False)
     a, b = where
     g[a, b] = -500
     g[b, a] = 1
     with pytest.raises(apsp.NegativeCycleError) as err:
-        gpu_host_solve(g)
-    assert {a, b} <= set(err.value.vertices)
+        _, ran = plan_of(capfd, lambda: gpu_host_solve(g))
+    assert "plan flow" in capfd.readouterr().err or not sm90()
+    assert err.value.vertices
+    if dtype == np.float32:
+        assert {a, b} <= set(err.value.vertices)
 
 
 @pytest.mark.parametrize("dtype, n", [(np.float64, 500), (np.int64, 500), (np.int32, 256),

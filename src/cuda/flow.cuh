@@ -119,8 +119,8 @@ __device__ __forceinline__ FlowItem flow_item(int64_t x, int nb) {
   return rest(nb - 1, x - (nb - 1) * S);
 }
 
-// Whether the chain cluster does item `it`: every pivot, the two panels next to the next pivot,
-// and round r on tile (r + 2, r + 2).
+// Whether the chain cluster does item `it`: every pivot; C1 = (r + 1, r), C2 = (r + 2, r) and
+// R2 = (r, r + 2) with their bands; round r on tile (r + 2, r + 2).
 __device__ __forceinline__ bool chain_item(const FlowItem& it) {
   const int r = it.round;
   if (it.i == it.j) return it.i == r || it.i == r + 2;
@@ -146,13 +146,11 @@ __device__ __forceinline__ void wait_all(const unsigned* p0, unsigned v0, const 
   }
 }
 // After a barrier of the block or cluster (cumulative over its writes, as CUTLASS's barriers do).
-__device__ __forceinline__ void add_release(unsigned* p, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
-// After a __threadfence (the fence makes these a release pattern).
+// The relaxed ones: after a __threadfence (a release pattern), or for reader counts, which follow
+// reads that have completed (copies waited for).
 __device__ __forceinline__ void store_relaxed(unsigned* p, unsigned v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
@@ -187,28 +185,6 @@ __device__ __forceinline__ void store_group(T* d, int64_t n, int64_t ld, bool al
     for (int e = 0; e < V; ++e)
       if (j + e < n) d[i * ld + j + e] = v[e];
   }
-}
-
-// Rows [lo, hi) of tile (ti, tj) into s (rows 0 .., Flow::LD<T> apart), by the whole block:
-// 16-byte cp.async where the group lies inside an aligned matrix (the caller waits for them),
-// else element by element with INF past n.
-template <class T>
-__device__ __forceinline__ void load_rows(T* s, const T* d, int64_t n, int64_t ld, bool aligned,
-                                          int ti, int tj, int lo, int hi) {
-  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T));
-  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
-  for (int e = threadIdx.x; e < (hi - lo) * (K / V); e += Flow::threads) {
-    const int row = e / (K / V), col = (e % (K / V)) * V;
-    const int64_t gi = int64_t(ti) * K + lo + row, gj = int64_t(tj) * K + col;
-    if (aligned && gi < n && gj + V <= n) {
-      cp_async_16(base + unsigned(row * LD + col) * unsigned(sizeof(T)), d + gi * ld + gj);
-    } else {
-      T v[V];
-      load_group_cg<T, V>(d, n, ld, aligned, gi, gj, v);
-      store_vec(s + row * LD + col, v);
-    }
-  }
-  cp_async_commit();
 }
 
 // A worker is half a block (128 threads, named barrier 1 + half): two items in flight per SM,
@@ -252,7 +228,9 @@ __device__ __forceinline__ void row_product(T (&c)[4], const T* a, const T* B, i
   for (int j = 0; j < 4; ++j) c[j] = o[j] < e[j] ? o[j] : e[j];
 }
 
-// Rows [lo, hi) of tile (ti, tj) into s by `count` threads (tid among them), as load_rows.
+// Rows [lo, hi) of tile (ti, tj) into s (rows 0 .., Flow::LD<T> apart) by `count` threads (tid
+// among them; load_rows: the whole block): 16-byte cp.async where the group lies inside an
+// aligned matrix (the caller waits for them), else element by element with INF past n.
 template <class T>
 __device__ __forceinline__ void load_rows_group(T* s, const T* d, int64_t n, int64_t ld,
                                                 bool aligned, int ti, int tj, int lo, int hi,
@@ -271,6 +249,12 @@ __device__ __forceinline__ void load_rows_group(T* s, const T* d, int64_t n, int
     }
   }
   cp_async_commit();
+}
+
+template <class T>
+__device__ __forceinline__ void load_rows(T* s, const T* d, int64_t n, int64_t ld, bool aligned,
+                                          int ti, int tj, int lo, int hi) {
+  load_rows_group(s, d, n, ld, aligned, ti, tj, lo, hi, int(threadIdx.x), Flow::threads);
 }
 
 // Tile (i0, j0) of d into shared memory (Flow::LD<T> per row): 16-byte copies where the tile is
@@ -409,7 +393,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   if (rank == 0) {
     const int tx = tid % R, ty = tid / R;
     T c[E][E];
-    // The closed pivot tile to shared memory (for the slices) and to the matrix.
+    // The closed pivot tile to the matrix (the slices read it there after the next barrier).
     auto publish = [&](int r) {
 #pragma unroll
       for (int a = 0; a < E; ++a) {
@@ -426,12 +410,12 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     close_tile_fast<T, K, E>(c, kw_of(0));
     publish(0);
     for (int r = 0; r + 1 < nb; ++r) {
-      cluster.sync();  // B1: P*_r is in Ps
+      cluster.sync();  // B1: P*_r is in the matrix
       if (tid == 0) {
         __threadfence();
         store_release(version + tile(r, r), unsigned(r + 1));
       }
-      cluster.sync();  // B2: Z (tile r + 1 with round r) is in Ys
+      cluster.sync();  // B2: Z (tile r + 1 with round r) is in Zb
 #pragma unroll
       for (int a = 0; a < E; ++a) load_vec(Zb + (E * ty + a) * LD + E * tx, c[a]);
       close_tile_fast<T, K, E>(c, kw_of(r + 1));
@@ -446,9 +430,9 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     return;
   }
 
-  // A slice: rows [lo, hi) of the chain's tiles. Warps 0-4 ("row threads": thread (i, col) owns
-  // row lo + i, columns col .. col + 3) run the chain's products; warps 5-7 ("helpers") bring
-  // Y2 (below) up to date during step 1.
+  // A slice: rows [lo, hi) of the chain's tiles. Warps 0-2 ("row threads": thread (i, col) owns
+  // row lo + i, columns col .. col + 3) and warps 3-7 ("helpers": the same by ht) share the
+  // products (top of the file).
   const int s = rank - 1, lo = s * K / S, hi = (s + 1) * K / S, w = hi - lo;
   constexpr int RT = 96, HT = Flow::threads - RT;  // row threads (16 per row), helpers
   const bool row_thread = tid < RT;
