@@ -13,8 +13,9 @@ n = 300: flow.cuh). --no-cluster runs those sizes on the 64-wide round loop inst
 it reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report
 we read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of
 the others; the same kernel with that closure done by one warp, without the named barrier, has
-none (benchmarks/GPU_NOTES.md). The flow kernel's blocks wait for each other's results in global
-memory, which racecheck's serialized run of a kernel cannot let happen.
+none (benchmarks/GPU_NOTES.md). racecheck has not been run on the flow kernel, whose blocks wait
+for each other's stores in global memory (its exchange inside the cluster is ordered by cluster
+barriers, as in the cluster plan).
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
        [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
