@@ -369,6 +369,7 @@ template <class T>
 __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
                                           int nb, unsigned* version, unsigned* readers, T* smem,
                                           DeviceStats* st, int64_t* negative) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   constexpr int K = Flow::K, E = Flow::E, R = Flow::R, LD = Flow::LD<T>, S = Flow::S;
   constexpr int V = 16 / int(sizeof(T));
@@ -616,6 +617,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   }
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
   if (s == 0 && tid == 0) finish_round(nb - 2);
+#endif
 }
 
 // The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
@@ -625,6 +627,7 @@ template <class T>
 __global__ void __launch_bounds__(Flow::threads)
     flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
                 DeviceStats* st, int64_t* negative) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int K = Flow::K, LD = Flow::LD<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
@@ -666,6 +669,9 @@ __global__ void __launch_bounds__(Flow::threads)
     flow_run(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
     // flow_run ends with a barrier after every thread has read `item`.
   }
+#else
+  __trap();  // sm_90 and later only: engine.cu never launches it elsewhere
+#endif
 }
 
 }  // namespace apsp::cuda_detail
