@@ -173,7 +173,8 @@ def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
 
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
-                                     (256, "cluster"), (257, "k64w"), (288, "k64w"), (289, "flow"),
+                                     (256, "cluster"), (257, "k64w"), (288, "k64w"), (289, "k64w"),
+                                     (300, "flow"), (330, "k64w"), (576, "flow"), (600, "flow"),
                                      (1152, "flow"), (1153, "k64w")])
 def test_plan_by_size(n, plan, rng, capfd):
     if plan in ("cluster", "flow") and not sm90():
@@ -184,10 +185,11 @@ def test_plan_by_size(n, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
-# 288 < n <= 1152, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
-# cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
-# n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
-# and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
+# 288 < n <= 1152, 4-byte types (up to 576 only where the last tile row has 40 rows or more):
+# the flow plan (flow.cuh): one launch, the pivot chain on one cluster of 16 blocks and the rest
+# as work items on every other SM, claimed in order. Forced from n = 257 to its largest, 4096 (64
+# tile rows): ragged last tiles, 5 to 64 tile rows, the rules and negative edges; integers bit
+# for bit as the 64-wide round loop (the same sums and minima).
 FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
 
 

@@ -184,14 +184,18 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
 // 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`), and for 4-byte types
-// kFlowMinN < n <= kFlowMaxN the flow plan where it fits (`flow_ok`: H100, int32, against k64w:
-// 257 109.9 / 93.3 us, 320 76.3 / 82.3, 512 116.3 / 123.9, 1024 221.5 / 248.7, 1280 389.6 /
-// 385.7, 1536 650.7 / 522.5; GPU_NOTES.md, seventeenth session). With predecessors: the
+// kFlowMinN < n <= kFlowMaxN the flow plan where it fits (`flow_ok`), except up to kFlowRaggedN
+// where the last tile row has fewer than kFlowMinLast rows: there the flow plan pays a whole
+// round of its chain for it and the round loop does not (H100, int32, flow / k64w: 257 109.9 /
+// 93.3 us, 300 86.4 / 89.4, 320 76.3 / 82.3, 330 127.5 / 110.9, 470 168.9 / 144.4, 512 119.2 /
+// 124.8, 600 152.7 / 173.0, 1000 245.3 / 290.4, 1024 222.9 / 245.6, 1152 283.8 / 322.0, 1280
+// 389.6 / 385.7, 1536 650.7 / 522.5; GPU_NOTES.md, seventeenth session). With predecessors: the
 // tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (floats,
 // positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
-constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288, kFlowMinN = 288, kFlowMaxN = 1152;
+constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
+constexpr int64_t kFlowMinN = 288, kFlowMaxN = 1152, kFlowRaggedN = 576, kFlowMinLast = 40;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
                    bool flow_ok) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
@@ -221,7 +225,10 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
-  if (n > kFlowMinN && n <= kFlowMaxN && flow_ok) return Tiles::flow;
+  const int64_t last = n % Flow::K;  // rows of the last tile row (0: whole)
+  if (n > kFlowMinN && n <= kFlowMaxN && flow_ok &&
+      (n > kFlowRaggedN || last == 0 || last >= kFlowMinLast))
+    return Tiles::flow;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 

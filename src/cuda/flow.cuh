@@ -257,13 +257,15 @@ __device__ __forceinline__ void load_rows(T* s, const T* d, int64_t n, int64_t l
   load_rows_group(s, d, n, ld, aligned, ti, tj, lo, hi, int(threadIdx.x), Flow::threads);
 }
 
-// Tile (i0, j0) of d into shared memory (Flow::LD<T> per row): 16-byte copies where the tile is
-// inside an aligned matrix, else one element at a time with INF past n (those sums change nothing).
+// Tile (i0, j0) of d into shared memory (Flow::LD<T> per row) by a worker (Half::threads, tid
+// among them): 16-byte cp.async, unrolled, where the whole tile lies inside an `aligned`
+// matrix; at its edge 16-byte cp.async for the groups inside and element by element with INF
+// past n for the others (those sums change nothing). The caller waits.
 template <class T>
 __device__ __forceinline__ void flow_load(T* s, const T* d, int64_t n, int64_t ld, int64_t i0,
-                                          int64_t j0, bool full, int tid) {
+                                          int64_t j0, bool aligned, int tid) {
   constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T)), N = Half::threads;
-  if (full) {
+  if (aligned && i0 + K <= n && j0 + K <= n) {
     const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
 #pragma unroll
     for (int q = 0; q < K * K / V / N; ++q) {
@@ -273,11 +275,7 @@ __device__ __forceinline__ void flow_load(T* s, const T* d, int64_t n, int64_t l
     }
     cp_async_commit();
   } else {
-    for (int e = tid; e < K * K; e += N) {
-      const int row = e / K, col = e % K;
-      const int64_t gi = i0 + row, gj = j0 + col;
-      s[row * LD + col] = gi < n && gj < n ? __ldcg(d + gi * ld + gj) : Semiring<T>::inf();
-    }
+    load_rows_group(s, d, n, ld, aligned, int(i0 / K), int(j0 / K), 0, K, tid, N);
   }
 }
 
@@ -298,7 +296,6 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
                                          DeviceStats* st, int64_t* negative) {
   constexpr int K = Flow::K, LD = Flow::LD<T>, TM = Half::TM, TN = Half::TN;
   const int tx = hf.tid % (K / TN), ty = hf.tid / (K / TN);
-  auto full = [&](int i, int j) { return aligned && (i + 1) * K <= n && (j + 1) * K <= n; };
   auto tile = [&](int i, int j) { return i * nb + j; };
   const int64_t i0 = int64_t(it.i) * K, j0 = int64_t(it.j) * K;
 
@@ -323,13 +320,13 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
       hf.sync();
     }
     if (row || col) {  // the panel: P* with the tile as it is
-      flow_load(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, full(q, q), hf.tid);
+      flow_load(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, aligned, hf.tid);
       T* own = row ? Bs : As;
 #pragma unroll
       for (int a = 0; a < TM; ++a) store_vec(own + (TM * ty + a) * LD + TN * tx, c[a]);
     } else {
-      flow_load(As, d, n, ld, i0, int64_t(q) * K, full(it.i, q), hf.tid);
-      flow_load(Bs, d, n, ld, int64_t(q) * K, j0, full(q, it.j), hf.tid);
+      flow_load(As, d, n, ld, i0, int64_t(q) * K, aligned, hf.tid);
+      flow_load(Bs, d, n, ld, int64_t(q) * K, j0, aligned, hf.tid);
     }
     cp_async_wait<0>();
     hf.sync();
