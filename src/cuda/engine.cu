@@ -1,9 +1,10 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
 // phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block),
-// n <= 256 (one thread-block cluster) and, 4-byte types, 288 < n <= 1152 (the flow plan: the pivot
-// chain on one cluster, the rest as dataflow items), the argmin plan's predecessor check and its
-// fallback (solve_argmin), CUDA-graph replay for small n, and the entry points of apsp.hpp.
+// n <= 256 (one thread-block cluster) and, 4-byte types, 288 < n <= 1152 (the flow plan, the
+// pivot chain on one cluster and the rest as dataflow items: choose_tiles), the argmin plan's
+// predecessor check and its fallback (solve_argmin), CUDA-graph replay for small n, and the
+// entry points of apsp.hpp.
 // Kernels live in kernels.cuh, small.cuh, cluster.cuh, flow.cuh and tagged.cuh, host staging in
 // staging.cpp.
 #include <cuda_runtime.h>
