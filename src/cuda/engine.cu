@@ -429,22 +429,29 @@ bool sm90(int device) {
   return major >= 9;
 }
 
-// The flow plan's launch configuration (flow.cuh): clusters of Flow::G blocks; `attr` holds the
-// cluster shape and must outlive the launch call.
-template <class T>
-cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
+// A launch of `blocks` blocks in clusters of `cluster` (the one-cluster and flow plans); `attr`
+// holds the cluster shape and must outlive the launch call.
+cudaLaunchConfig_t cluster_launch(unsigned blocks, unsigned cluster, unsigned threads, size_t smem,
+                                  cudaStream_t stream, cudaLaunchAttribute& attr) {
   attr = {};
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = unsigned(Flow::G);
+  attr.val.clusterDim.x = cluster;
   attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(clusters * unsigned(Flow::G));
-  cfg.blockDim = dim3(Flow::threads);
-  cfg.dynamicSmemBytes = Flow::smem_bytes<T>();
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   return cfg;
+}
+
+// The flow plan's launch configuration (flow.cuh): `clusters` clusters of Flow::G blocks.
+template <class T>
+cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
+  return cluster_launch(clusters * unsigned(Flow::G), unsigned(Flow::G), Flow::threads,
+                        Flow::smem_bytes<T>(), stream, attr);
 }
 
 // How many of the flow plan's clusters `device` holds at once (0: none, or not compute
@@ -494,22 +501,11 @@ void prepare_kernels(int device) {
   }
 }
 
-// The cluster plan's launch configuration: one cluster of S x S blocks (cluster.cuh); `attr`
-// holds the cluster shape and must outlive the launch call.
+// The cluster plan's launch configuration: one cluster of S x S blocks (cluster.cuh).
 template <class T>
 cudaLaunchConfig_t cluster_config(int S, cudaStream_t stream, cudaLaunchAttribute& attr) {
-  attr = {};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = unsigned(S * S);
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(S * S));
-  cfg.blockDim = dim3(ClusterShape::threads);
-  cfg.dynamicSmemBytes = ClusterShape::smem_bytes<T>();
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cfg;
+  return cluster_launch(unsigned(S * S), unsigned(S * S), ClusterShape::threads,
+                        ClusterShape::smem_bytes<T>(), stream, attr);
 }
 
 // Whether the cluster plan runs on `device` for T: compute capability 9.0 or later, and the

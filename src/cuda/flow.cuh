@@ -535,19 +535,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
           wait_at_least(version + tile(r - 1, r + 2), unsigned(r));  // R'(r - 1, r + 2)
         }
         help_sync();
-        const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(Bs));
-        for (int e = ht; e < K * (K / V); e += HT) {
-          const int row = e / (K / V), c4 = (e % (K / V)) * V;
-          const int64_t gi = int64_t(r - 1) * K + row, gj = int64_t(r + 2) * K + c4;
-          if (aligned && gi < n && gj + V <= n) {
-            cp_async_16(base + unsigned(row * LD + c4) * unsigned(sizeof(T)), d + gi * ld + gj);
-          } else {
-            T v[V];
-            load_group_cg<T, V>(d, n, ld, aligned, gi, gj, v);
-            store_vec(Bs + row * LD + c4, v);
-          }
-        }
-        cp_async_commit();
+        load_rows_group(Bs, d, n, ld, aligned, r - 1, r + 2, 0, K, ht, HT);
         cp_async_wait<0>();
         help_sync();
       }
