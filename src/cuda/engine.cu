@@ -447,6 +447,22 @@ cudaLaunchConfig_t cluster_launch(unsigned blocks, unsigned cluster, unsigned th
   return cfg;
 }
 
+// How many clusters of `cfg`'s shape `kernel` holds resident at once (0 where it cannot run:
+// no clusters, or not that much shared memory); sets the kernel's attributes (its dynamic shared
+// memory, cluster sizes beyond the portable 8). The one-cluster and flow plans' checks.
+template <class... Params>
+int resident_clusters(void (*kernel)(Params...), const cudaLaunchConfig_t& cfg) {
+  APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(cfg.dynamicSmemBytes)));
+  APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();  // not this plan here: another one runs
+    clusters = 0;
+  }
+  return clusters;
+}
+
 // The flow plan's launch configuration (flow.cuh): `clusters` clusters of Flow::G blocks.
 template <class T>
 cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
@@ -465,18 +481,8 @@ int flow_clusters(int device) {
   }
   int clusters = 0;
   if (sm90(device)) {
-    const auto kernel = flow_kernel<T>;
-    APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(Flow::smem_bytes<T>())));
-    APSP_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
-    const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();  // not this plan here: another one runs
-      clusters = 0;
-    }
+    clusters = resident_clusters(flow_kernel<T>, flow_config<T>(1, nullptr, attr));
   }
   if (device < 64) known[device].store(clusters + 1, std::memory_order_relaxed);
   return clusters;
@@ -517,17 +523,9 @@ bool cluster_fits(int device) {
   if (known.has(device)) return fits.has(device);
   bool ok = false;
   if (sm90(device)) {
-    const auto kernel = cluster_solve_kernel<T>;
-    APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(ClusterShape::smem_bytes<T>())));
-    APSP_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = cluster_config<T>(ClusterShape::S_max, nullptr, attr);
-    int clusters = 0;
-    const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-    if (err != cudaSuccess) (void)cudaGetLastError();  // no clusters here: another plan runs
-    ok = err == cudaSuccess && clusters > 0;
+    ok = resident_clusters(cluster_solve_kernel<T>,
+                           cluster_config<T>(ClusterShape::S_max, nullptr, attr)) > 0;
   }
   if (ok) fits.set(device);
   known.set(device);

@@ -279,6 +279,17 @@ __device__ __forceinline__ void flow_load(T* s, const T* d, int64_t n, int64_t l
   }
 }
 
+// One update of tile (i, j) by round q has read its panels (i, q) and (q, j), or the pivot (q, q)
+// if the tile is a panel of round q: count them (once they are copied, or computed in place).
+__device__ __forceinline__ void count_reads(unsigned* readers, int nb, int i, int j, int q) {
+  if (i == q || j == q) {
+    add_relaxed(readers + (q * nb + q), 1u);
+  } else {
+    add_relaxed(readers + (i * nb + q), 1u);
+    add_relaxed(readers + (q * nb + j), 1u);
+  }
+}
+
 // Readers a tile must have had before it is overwritten starting at round `first`: every item
 // of an earlier round in which it was a panel (nb - 1 readers: its row or column) or the pivot
 // (2 (nb - 1): both panels).
@@ -330,14 +341,8 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
     }
     cp_async_wait<0>();
     hf.sync();
-    if (hf.tid == 0) {  // copied (complete, in shared memory): the panels or the pivot may be overwritten
-      if (row || col) {
-        add_relaxed(readers + tile(q, q), 1u);
-      } else {
-        add_relaxed(readers + tile(it.i, q), 1u);
-        add_relaxed(readers + tile(q, it.j), 1u);
-      }
-    }
+    // Copied (complete, in shared memory): the panels or the pivot may be overwritten.
+    if (hf.tid == 0) count_reads(readers, nb, it.i, it.j, q);
     minplus_acc<T, TM, TN, K>(c, As + TM * ty * LD, LD, Bs + TN * tx, LD);
     hf.sync();  // As and Bs are refilled next
   }
@@ -447,18 +452,10 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   auto gstore = [&](int ti, int tj, const T (&v)[1][V]) {
     store_group<T, V>(d, n, ld, aligned, int64_t(ti) * K + lo + i, int64_t(tj) * K + col, v[0]);
   };
-  auto push_all = [&](T* buf, const T (&v)[1][V]) {  // row lo + i of `buf` in every slice
-    for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(buf, q) + (lo + i) * LD + col, v[0]);
+  auto push_all = [&](T* buf, int row, int c, const T (&v)[V]) {  // into every slice's `buf`
+    for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(buf, q) + (lo + row) * LD + c, v);
   };
-  // Readers counted for one chain update of tile (ti, tj) by round q (flow_readers_before).
-  auto count = [&](int ti, int tj, int q) {
-    if (ti == q || tj == q) {
-      add_relaxed(readers + tile(q, q), 1u);
-    } else {
-      add_relaxed(readers + tile(ti, q), 1u);
-      add_relaxed(readers + tile(q, tj), 1u);
-    }
-  };
+  auto count = [&](int ti, int tj, int q) { count_reads(readers, nb, ti, tj, q); };
   // After the barrier that follows round r: its panels are stored everywhere (versions), and
   // what it read is counted. Slice 0, one thread.
   auto finish_round = [&](int r) {
@@ -528,7 +525,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         store_vec(Z0 + (lo + i) * LD + col, z[0]);
       }
     } else if (two) {  // helpers: Y2_r = T(r, r + 2) before round r, whole in every slice
-      const int ht = tid - RT;
       if (r >= 1) {
         if (ht == 0) {
           wait_at_least(version + tile(r, r + 2), unsigned(r - 1));
@@ -544,7 +540,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         T v[V];
         load_group_cg<T, V>(d, n, ld, aligned, int64_t(r) * K + lo + ri, int64_t(r + 2) * K + c4, v);
         if (r >= 1) row_product(v, Cp + ri * LD, Bs + c4, LD);  // round r - 1: C1_{r-1} (x) R'
-        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Y2s, q) + (lo + ri) * LD + c4, v);
+        push_all(Y2s, ri, c4, v);
       }
     }
     cluster.sync();  // B2(r): Z is in block 0; Y2_r is everywhere
@@ -595,7 +591,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         T y[V];
         load_group_cg<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + hi_, int64_t(r + 2) * K + hcol, y);
         row_product(y, Cc + hi_ * LD, Y2s + hcol, LD);
-        for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(Yn, q) + (lo + hi_) * LD + hcol, y);
+        push_all(Yn, hi_, hcol, y);
         store_group<T, V>(d, n, ld, aligned, int64_t(r + 1) * K + lo + hi_, int64_t(r + 2) * K + hcol, y);
       }
     }
