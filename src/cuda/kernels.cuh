@@ -361,6 +361,13 @@ __device__ __forceinline__ void close_tile_pred(T (&c)[E][E], int32_t (&pc)[E][E
 // by E so that the published row/column of the next step is a compile-time register. It runs
 // whole groups of E steps: the steps past kw go through INF rows and columns and change nothing.
 // About 3x fewer instructions per step than the strided layout (ncu: 89 per warp and step).
+// Between two barriers a thread updates the row and column that the next step publishes and
+// publishes them; 4-byte types leave the step's other updates for after the barrier, where they
+// fill the next step's shared-load latency (each element still takes the steps in order). Alone
+// on an H100 (benchmarks/GPU_NOTES.md): int32 75.6 -> 66.1 ns a step at K = 64, 49.7 -> 44.7 at
+// K = 32, float32 85.9 -> 73.3; int64 got slower (221 -> 225) and float64 solves too, so 8-byte
+// types keep every update before the barrier. mbarriers (arrive after publishing, wait before
+// loading) were slower than either: 90 ns at K = 64.
 // Bar = 0: the whole block closes the tile; Bar > 0: threads 0 .. (K/E)^2 - 1 do, meeting at named
 // barrier Bar, while the rest of the block does other work.
 template <class F, int... S>
@@ -388,17 +395,39 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
 #pragma unroll
       for (int a = 0; a < E; ++a) col_buf[buf][E * ty + a] = c[a][decltype(s)::value];
   };
-  auto step = [&](int q, auto s) {
-    constexpr int S = decltype(s)::value, buf = S & 1;
+  T pa[E], pb[E];  // the previous step's pivot column and row values, for its deferred updates
+  auto deferred = [&](int x) {  // the previous step, outside its published row and column x
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+#pragma unroll
+      for (int b = 0; b < E; ++b)
+        if (a != x && b != x) c[a][b] = Semiring<T>::relax(c[a][b], pa[a], pb[b]);
+  };
+  constexpr bool defer = sizeof(T) == 4;
+  auto step = [&](int q, auto s, auto after_first) {
+    // Step E*q + S publishes row/column x = S + 1 of the block (0 of the next group); the
+    // previous step published x = S.
+    constexpr int S = decltype(s)::value, buf = S & 1, x = (S + 1) % E;
     T av[E], bv[E];
 #pragma unroll
     for (int a = 0; a < E; ++a) av[a] = col_buf[buf][E * ty + a];
 #pragma unroll
     for (int b = 0; b < E; ++b) bv[b] = row_buf[buf][E * tx + b];
+    if constexpr (defer) {
+      if constexpr (decltype(after_first)::value) deferred(S);
 #pragma unroll
-    for (int a = 0; a < E; ++a)
+      for (int b = 0; b < E; ++b) c[x][b] = Semiring<T>::relax(c[x][b], av[x], bv[b]);
 #pragma unroll
-      for (int b = 0; b < E; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
+      for (int a = 0; a < E; ++a)
+        if (a != x) c[a][x] = Semiring<T>::relax(c[a][x], av[a], bv[x]);
+#pragma unroll
+      for (int e = 0; e < E; ++e) pa[e] = av[e], pb[e] = bv[e];
+    } else {
+#pragma unroll
+      for (int a = 0; a < E; ++a)
+#pragma unroll
+        for (int b = 0; b < E; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
+    }
     if constexpr (S + 1 < E)
       publish(q, std::integral_constant<int, S + 1>{}, buf ^ 1);
     else
@@ -408,8 +437,15 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   publish(0, std::integral_constant<int, 0>{}, 0);
   sync();
   const int groups = (kw + E - 1) / E;
-  for (int q = 0; q < groups; ++q) {
-    each_step([&](auto s) { step(q, s); }, std::make_integer_sequence<int, E>{});
+  if constexpr (defer) {  // group 0 (no previous step) unrolled apart; it runs even at kw = 0
+    each_step([&](auto s) { step(0, s, std::bool_constant<(decltype(s)::value > 0)>{}); },
+              std::make_integer_sequence<int, E>{});
+    for (int q = 1; q < groups; ++q)
+      each_step([&](auto s) { step(q, s, std::true_type{}); }, std::make_integer_sequence<int, E>{});
+    deferred(0);  // the last step published x = 0
+  } else {
+    for (int q = 0; q < groups; ++q)
+      each_step([&](auto s) { step(q, s, std::false_type{}); }, std::make_integer_sequence<int, E>{});
   }
 }
 
