@@ -214,11 +214,24 @@ def main() -> int:
             time_with_env(random_graph(n, dtype), 50, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
 
-    # ---- 288 < n <= 1152, 4-byte types: the flow plan against the round loop forced ---------------
+    # ---- 256 < n <= 1152, 4-byte types: the flow plan against the round loop forced ---------------
     for dtype, n in (("int32", 512), ("int32", 1024), ("float32", 1024)):
         add("apsp-gpu-plan", dtype, n,
             time_with_env(random_graph(n, dtype), 30, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
+
+    # The flow plan's workers per block (engine.cu: flow_workers): the whole block up to n = 832,
+    # two halves above; the engine's choice against the other one forced, on the same graph.
+    for dtype, n in (("int32", 512), ("int32", 768), ("int32", 1024), ("float32", 1024)):
+        orig = random_graph(n, dtype)
+        chosen, other = (1, 2) if n <= 832 else (2, 1)
+        auto = time_device(orig, 30, checks=False)
+        forced = time_with_env(orig, 30, False, APSP_CUDA_FLOW_WORKERS=str(other))
+        add("apsp-gpu-flow", dtype, n, auto,
+            f"checks off, the flow plan with {'one worker' if chosen == 1 else 'two workers'} per "
+            f"block (the engine's choice): {forced / auto:.2f}x faster than "
+            f"{'one' if other == 1 else 'two'} on the same graph (APSP_CUDA_FLOW_WORKERS={other}: "
+            f"{forced * 1e6:.1f} us)")
 
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:

@@ -173,9 +173,8 @@ def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
 
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
-                                     (256, "cluster"), (257, "k64w"), (288, "k64w"), (289, "k64w"),
-                                     (300, "flow"), (330, "k64w"), (576, "flow"), (600, "flow"),
-                                     (1152, "flow"), (1153, "k64w")])
+                                     (256, "cluster"), (257, "flow"), (289, "flow"), (330, "flow"),
+                                     (833, "flow"), (1152, "flow"), (1153, "k64w")])
 def test_plan_by_size(n, plan, rng, capfd):
     if plan in ("cluster", "flow") and not sm90():
         plan = "k64w"
@@ -185,11 +184,10 @@ def test_plan_by_size(n, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
-# 288 < n <= 1152, 4-byte types (up to 576 only where the last tile row has 40 rows or more):
-# the flow plan (flow.cuh): one launch, the pivot chain on one cluster of 16 blocks and the rest
-# as work items on every other SM, claimed in order. Forced from n = 257 to its largest, 4096 (64
-# tile rows): ragged last tiles, 5 to 64 tile rows, the rules and negative edges; integers bit
-# for bit as the 64-wide round loop (the same sums and minima).
+# 256 < n <= 1152, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
+# cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
+# n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
+# and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
 FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
 
 
@@ -254,6 +252,47 @@ def test_flow_plan_refuses(dtype, n, rng, monkeypatch):
                                          rf"<= 4096 \(n = {n}\)"):
         gpu_host_solve(g)
     np.testing.assert_array_equal(g, before)
+
+
+# Workers per block of the flow plan: the whole block up to n = 832, two halves above
+# (engine.cu: flow_workers); APSP_CUDA_FLOW_WORKERS=1|2 forces either, here each at the other's
+# sizes, integers bit for bit as the 64-wide round loop.
+@pytest.mark.parametrize("n, workers", [(300, None), (832, None), (833, None), (1152, None),
+                                        (300, 2), (700, 2), (1024, 1), (2100, 1)])
+def test_flow_workers(n, workers, rng, monkeypatch, capfd):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    if workers:
+        monkeypatch.setenv("APSP_CUDA_FLOW_WORKERS", str(workers))
+    expected = workers or (1 if n <= 832 else 2)
+    for dtype in (np.int32, np.float32):
+        g = random_graph(n, dtype, rng)
+        got, line = trace_of(capfd, lambda: gpu_host_solve(g))
+        assert f"with {'one worker' if expected == 1 else 'two workers'} per block" in line
+        assert_same(got, cpu_solve(g))
+        if dtype == np.int32:
+            monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
+            np.testing.assert_array_equal(got, gpu_host_solve(g))
+            monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+
+
+def test_flow_workers_refuses(torch, rng, monkeypatch):
+    """A bad override fails before any kernel touches the matrix, even in place on the device."""
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+    monkeypatch.setenv("APSP_CUDA_FLOW_WORKERS", "3")
+    g = random_graph(500, np.int32, rng)
+    t = torch.from_numpy(g).cuda()
+    s = torch.cuda.current_stream()
+    with pytest.raises(ValueError, match=r"APSP_CUDA_FLOW_WORKERS=3 is not a number of workers "
+                                         r"per block; supported: 1, 2"):
+        _core.solve_device(t.data_ptr(), 500, 500, "int32", 0, 0, torch.cuda.current_device(),
+                           s.cuda_stream, True, False, True, True, None)
+    np.testing.assert_array_equal(t.cpu().numpy(), g)
+    monkeypatch.delenv("APSP_CUDA_FLOW_WORKERS")
+    assert_same(gpu_device_solve(torch, g), cpu_solve(g))
 
 
 def test_cluster_plan_refuses_large_n(rng, monkeypatch):

@@ -1,7 +1,7 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
 // phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block),
-// n <= 256 (one thread-block cluster) and, 4-byte types, 288 < n <= 1152 (the flow plan, the
+// n <= 256 (one thread-block cluster) and, 4-byte types, 256 < n <= 1152 (the flow plan, the
 // pivot chain on one cluster and the rest as dataflow items: choose_tiles), the argmin plan's
 // predecessor check and its fallback (solve_argmin), CUDA-graph replay for small n, and the
 // entry points of apsp.hpp.
@@ -185,18 +185,17 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
 // 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`), and for 4-byte types
-// kFlowMinN < n <= kFlowMaxN the flow plan where it fits (`flow_ok`), except up to kFlowRaggedN
-// where the last tile row has fewer than kFlowMinLast rows: there the flow plan pays a whole
-// round of its chain for it and the round loop does not (H100, int32, flow / k64w: 257 109.9 /
-// 93.3 us, 300 86.4 / 89.4, 320 76.3 / 82.3, 330 127.5 / 110.9, 470 168.9 / 144.4, 512 119.2 /
-// 124.8, 600 152.7 / 173.0, 1000 245.3 / 290.4, 1024 222.9 / 245.6, 1152 283.8 / 322.0, 1280
-// 389.6 / 385.7, 1536 650.7 / 522.5; GPU_NOTES.md, seventeenth session). With predecessors: the
-// tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where `argmin_fits` (floats,
-// positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
+// n <= kFlowMaxN the flow plan where it fits (`flow_ok`): with one worker per block up to n = 832
+// it beat the round loop at every n measured, ragged or not (H100, int32, flow / k64w, us: 257
+// 86.1 / 90.6, 289 87.7 / 94.1, 330 99.8 / 108.2, 470 127.2 / 140.2, 512 99.0 / 120.5, 577
+// 154.6 / 178.8, 768 144.8 / 179.0, 832 167.2 / 198.1), and with two above (1024 222.7 / 241.7,
+// 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session). With
+// predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
+// `argmin_fits` (floats, positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-constexpr int64_t kFlowMinN = 288, kFlowMaxN = 1152, kFlowRaggedN = 576, kFlowMinLast = 40;
+constexpr int64_t kFlowMaxN = 1152;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
                    bool flow_ok) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
@@ -226,10 +225,7 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
-  const int64_t last = n % Flow::K;  // rows of the last tile row (0: whole)
-  if (n > kFlowMinN && n <= kFlowMaxN && flow_ok &&
-      (n > kFlowRaggedN || last == 0 || last >= kFlowMinLast))
-    return Tiles::flow;
+  if (n <= kFlowMaxN && flow_ok) return Tiles::flow;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
@@ -357,6 +353,7 @@ struct Job {
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
   bool pdl = false;  // the round loop's launches with programmatic dependent launch (`launch`)
+  int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
 };
 
 // A launch on `s`. With `pdl` (sm_90) the kernel may be launched while the kernel before it on
@@ -470,8 +467,9 @@ cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunc
                         Flow::smem_bytes<T>(), stream, attr);
 }
 
-// How many of the flow plan's clusters `device` holds at once (0: none, or not compute
-// capability 9.0); sets the kernel's attributes. Once per device and dtype.
+// How many of the flow plan's clusters `device` holds at once, with one or two workers per
+// block (0: none, or not compute capability 9.0); sets both kernels' attributes. Once per device
+// and dtype.
 template <class T>
 int flow_clusters(int device) {
   static std::atomic<int> known[64];  // clusters + 1 (0: not asked yet)
@@ -482,7 +480,9 @@ int flow_clusters(int device) {
   int clusters = 0;
   if (sm90(device)) {
     cudaLaunchAttribute attr;
-    clusters = resident_clusters(flow_kernel<T>, flow_config<T>(1, nullptr, attr));
+    const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
+    clusters = std::min(resident_clusters(flow_kernel<T, 1>, cfg),
+                        resident_clusters(flow_kernel<T, 2>, cfg));
   }
   if (device < 64) known[device].store(clusters + 1, std::memory_order_relaxed);
   return clusters;
@@ -625,12 +625,30 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
   }
 }
 
+// Workers per block of the flow plan (flow.cuh: Workers). Measured on an H100 (int32, us, one
+// worker / two; GPU_NOTES.md, eighteenth session): up to n = kFlowOneWorkerMaxN the chain waits
+// on the workers' items, and whole-block items, each at the SM's full rate, shorten that wait;
+// above it the two halves' overlap of one item's loads and waits with the other's arithmetic
+// gives more items a microsecond, which is what the bigger rounds need.
+// APSP_CUDA_FLOW_WORKERS=1|2 forces it (benchmarks and tests).
+constexpr int64_t kFlowOneWorkerMaxN = 832;
+int flow_workers(int64_t n) {
+  if (const char* v = std::getenv("APSP_CUDA_FLOW_WORKERS")) {
+    const std::string w = v;
+    if (w == "1" || w == "2") return w == "1" ? 1 : 2;
+    throw ValueError("APSP_CUDA_FLOW_WORKERS=" + w +
+                     " is not a number of workers per block; supported: 1, 2 (or leave it unset)");
+  }
+  return n <= kFlowOneWorkerMaxN ? 1 : 2;
+}
+
 // The flow plan's rounds (flow.cuh): one launch of as many clusters as the GPU holds at once
 // (more would only wait to claim), after its counters are cleared on the stream; finalize
 // included.
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* st,
                   int64_t* negative) {
+  const auto kernel = job.flow_workers == 1 ? flow_kernel<T, 1> : flow_kernel<T, 2>;
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr);
   const int64_t nb = (job.n + Flow::K - 1) / Flow::K;
@@ -638,7 +656,7 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* 
   APSP_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, Flow::counter_bytes(nb), stream));
   const bool aligned =
       reinterpret_cast<uintptr_t>(job.d) % 16 == 0 && job.ld % (16 / int(sizeof(T))) == 0;
-  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, flow_kernel<T>, static_cast<T*>(job.d), job.n, job.ld,
+  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<T*>(job.d), job.n, job.ld,
                                      aligned, static_cast<unsigned*>(counters.ptr), st, negative));
 }
 
@@ -1192,6 +1210,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // Programmatic dependent launch in the round loop; APSP_CUDA_PDL=0 launches without it
   // (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
+  if (tiles == Tiles::flow) job.flow_workers = flow_workers(n);  // a bad override raises here
   const bool min3_on_device =
       std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
   const bool min3 = (min3_fits && !twin && min3_ok) || min3_on_device;
@@ -1207,7 +1226,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                  twin               ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
-                                    : "",
+                 : tiles != Tiles::flow ? ""
+                 : job.flow_workers == 1 ? " with one worker per block"
+                                         : " with two workers per block",
                  static_cast<long long>(n));
   auto run_chosen = [&] {
     with_tiles<T>(tiles, twin, min3, [&](auto plan) {

@@ -28,7 +28,8 @@
 //           (the other SMs compute R1 from it). The three T tiles come from the other SMs with
 //           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
-// in a fixed order by half blocks (128 threads, 8 x 4 elements each; two per SM) everywhere
+// in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or half of
+// it, 8 x 4, two per SM) everywhere
 // else, and on the chain's blocks once the chain is done:
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
 //         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
@@ -72,7 +73,7 @@ struct Flow {
   template <class T>
   static constexpr int LD = K + 16 / int(sizeof(T));  // shared rows padded by one 16-byte vector
   // Shared memory: the chain's (P*, four Y, Y2 and R'(r - 1, r + 2) whole; rows of X, X2,
-  // C'(r + 2, r - 1), C1 of two rounds and C2) or the workers' (two operand tiles per half); at
+  // C'(r + 2, r - 1), C1 of two rounds and C2) or the workers' (two operand tiles each); at
   // least 116 KB, so one block per SM: the chain's blocks never share their SMs.
   template <class T>
   static constexpr size_t smem_bytes() {
@@ -187,12 +188,17 @@ __device__ __forceinline__ void store_group(T* d, int64_t n, int64_t ld, bool al
   }
 }
 
-// A worker is half a block (128 threads, named barrier 1 + half): two items in flight per SM,
-// so that one half's loads, waits and stores overlap the other's arithmetic.
-struct Half {
-  static constexpr int threads = Flow::threads / 2, TM = 8, TN = 4;  // 8 x 4 elements per thread
+// W workers per block (named barrier 1 + h each). W = 2: two halves of 128 threads, 8 x 4
+// elements per thread, two items in flight per SM, so that one half's loads, waits and stores
+// overlap the other's arithmetic: the most items a microsecond, for n >= 1024. W = 1: the whole
+// block, 4 x 4 per thread, one item at a time at the SM's full rate: the shortest items, for the
+// smaller n where the chain waits on items (engine.cu: flow_workers).
+template <int W>
+struct Workers {
+  static_assert(W == 1 || W == 2, "one or two workers per block");
+  static constexpr int threads = Flow::threads / W, TM = 4 * W, TN = 4;
   int h, tid;
-  __device__ Half() : h(int(threadIdx.x) / threads), tid(int(threadIdx.x) % threads) {}
+  __device__ Workers() : h(int(threadIdx.x) / threads), tid(int(threadIdx.x) % threads) {}
   __device__ void sync() const {
     asm volatile("bar.sync %0, %1;\n" ::"r"(1 + h), "n"(threads) : "memory");
   }
@@ -257,14 +263,14 @@ __device__ __forceinline__ void load_rows(T* s, const T* d, int64_t n, int64_t l
   load_rows_group(s, d, n, ld, aligned, ti, tj, lo, hi, int(threadIdx.x), Flow::threads);
 }
 
-// Tile (i0, j0) of d into shared memory (Flow::LD<T> per row) by a worker (Half::threads, tid
+// Tile (i0, j0) of d into shared memory (Flow::LD<T> per row) by a worker (N threads, tid
 // among them): 16-byte cp.async, unrolled, where the whole tile lies inside an `aligned`
 // matrix; at its edge 16-byte cp.async for the groups inside and element by element with INF
 // past n for the others (those sums change nothing). The caller waits.
-template <class T>
+template <class T, int N>
 __device__ __forceinline__ void flow_load(T* s, const T* d, int64_t n, int64_t ld, int64_t i0,
                                           int64_t j0, bool aligned, int tid) {
-  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T)), N = Half::threads;
+  constexpr int K = Flow::K, LD = Flow::LD<T>, V = 16 / int(sizeof(T));
   if (aligned && i0 + K <= n && j0 + K <= n) {
     const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(s));
 #pragma unroll
@@ -300,12 +306,13 @@ __device__ __forceinline__ unsigned flow_readers_before(int i, int j, int first,
 }
 
 // One worker item: the tile from global memory into registers, its rounds, then the store.
-template <class T>
+template <class T, int W>
 __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
                                          int nb, unsigned* version, unsigned* readers,
-                                         const FlowItem& it, T* As, T* Bs, const Half& hf,
+                                         const FlowItem& it, T* As, T* Bs, const Workers<W>& hf,
                                          DeviceStats* st, int64_t* negative) {
-  constexpr int K = Flow::K, LD = Flow::LD<T>, TM = Half::TM, TN = Half::TN;
+  constexpr int K = Flow::K, LD = Flow::LD<T>, TM = Workers<W>::TM, TN = Workers<W>::TN;
+  constexpr int N = Workers<W>::threads;
   const int tx = hf.tid % (K / TN), ty = hf.tid / (K / TN);
   auto tile = [&](int i, int j) { return i * nb + j; };
   const int64_t i0 = int64_t(it.i) * K, j0 = int64_t(it.j) * K;
@@ -331,13 +338,13 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
       hf.sync();
     }
     if (row || col) {  // the panel: P* with the tile as it is
-      flow_load(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, aligned, hf.tid);
+      flow_load<T, N>(row ? As : Bs, d, n, ld, int64_t(q) * K, int64_t(q) * K, aligned, hf.tid);
       T* own = row ? Bs : As;
 #pragma unroll
       for (int a = 0; a < TM; ++a) store_vec(own + (TM * ty + a) * LD + TN * tx, c[a]);
     } else {
-      flow_load(As, d, n, ld, i0, int64_t(q) * K, aligned, hf.tid);
-      flow_load(Bs, d, n, ld, int64_t(q) * K, j0, aligned, hf.tid);
+      flow_load<T, N>(As, d, n, ld, i0, int64_t(q) * K, aligned, hf.tid);
+      flow_load<T, N>(Bs, d, n, ld, int64_t(q) * K, j0, aligned, hf.tid);
     }
     cp_async_wait<0>();
     hf.sync();
@@ -603,8 +610,8 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
 
 // The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
 // Flow::G blocks, as many as the GPU holds at once. `counters`: Flow::counter_bytes(nb), zero.
-// `aligned`: d on 16 bytes and ld a multiple of 16 bytes.
-template <class T>
+// `aligned`: d on 16 bytes and ld a multiple of 16 bytes. W: workers per block (Workers).
+template <class T, int W>
 __global__ void __launch_bounds__(Flow::threads)
     flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
                 DeviceStats* st, int64_t* negative) {
@@ -612,8 +619,8 @@ __global__ void __launch_bounds__(Flow::threads)
   constexpr int K = Flow::K, LD = Flow::LD<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
-  __shared__ FlowItem item[2];
-  __shared__ bool done[2];
+  __shared__ FlowItem item[W];
+  __shared__ bool done[W];
   const int nb = int((n + K - 1) / K);
   const int64_t total = Flow::items(nb);
   unsigned* version = counters + 2;
@@ -628,7 +635,7 @@ __global__ void __launch_bounds__(Flow::threads)
   const bool chain = *cluster.map_shared_rank(&chain_flag, 0);
   cluster.sync();  // every block has read block 0's flag
   if (chain) chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative);
-  const Half hf;
+  const Workers<W> hf;
   T* As = smem + 2 * hf.h * K * LD;
   T* Bs = As + K * LD;
   for (;;) {
@@ -647,7 +654,7 @@ __global__ void __launch_bounds__(Flow::threads)
     hf.sync();
     if (done[hf.h]) return;
     const FlowItem it = item[hf.h];
-    flow_run(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
+    flow_run<T, W>(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
     // flow_run ends with a barrier after every thread has read `item`.
   }
 #else

@@ -407,13 +407,14 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   auto step = [&](int q, auto s, auto after_first) {
     // Step E*q + S publishes row/column x = S + 1 of the block (0 of the next group); the
     // previous step published x = S.
-    constexpr int S = decltype(s)::value, buf = S & 1, x = (S + 1) % E;
+    constexpr int S = decltype(s)::value, buf = S & 1;
     T av[E], bv[E];
 #pragma unroll
     for (int a = 0; a < E; ++a) av[a] = col_buf[buf][E * ty + a];
 #pragma unroll
     for (int b = 0; b < E; ++b) bv[b] = row_buf[buf][E * tx + b];
     if constexpr (defer) {
+      constexpr int x = (S + 1) % E;
       if constexpr (decltype(after_first)::value) deferred(S);
 #pragma unroll
       for (int b = 0; b < E; ++b) c[x][b] = Semiring<T>::relax(c[x][b], av[x], bv[b]);
