@@ -184,6 +184,21 @@ def test_plan_by_size(n, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
+# A device array whose rows are not 16-byte aligned (its own layout, solved in place): the flow
+# plan only where it has one worker per block (n <= 832); past that the round loop (engine.cu:
+# choose_tiles). Host arrays always get an aligned working matrix (test_plan_by_size).
+@pytest.mark.parametrize("n, pad, first, plan", [(700, 1, 0, "flow"), (1000, 1, 0, "k64w"),
+                                                 (1000, 4, 0, "flow"), (1000, 4, 1, "k64w"),
+                                                 (833, 0, 0, "k64w"), (833, 3, 0, "flow")])
+def test_plan_by_alignment(torch, n, pad, first, plan, rng, capfd):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    g = random_graph(n, np.int32, rng)
+    got, ran = plan_of(capfd, lambda: gpu_device_solve(torch, g, pad=pad, first=first))
+    assert ran == plan
+    assert_same(got, cpu_solve(g))
+
+
 # 256 < n <= 1152, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
 # cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
 # n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules

@@ -189,15 +189,18 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // it beat the round loop at every n measured, ragged or not (H100, int32, flow / k64w, us: 257
 // 86.1 / 90.6, 289 87.7 / 94.1, 330 99.8 / 108.2, 470 127.2 / 140.2, 512 99.0 / 120.5, 577
 // 154.6 / 178.8, 768 144.8 / 179.0, 832 167.2 / 198.1), and with two above (1024 222.7 / 241.7,
-// 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session). With
+// 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session), except with
+// two workers on a matrix whose rows are not 16-byte aligned (`aligned`; a device array's own
+// layout: a host solve's working matrix always is), where element-by-element copies made it lose
+// (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1 against 244.5 with ld 1000). With
 // predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
 // `argmin_fits` (floats, positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-constexpr int64_t kFlowMaxN = 1152;
+constexpr int64_t kFlowMaxN = 1152, kFlowOneWorkerMaxN = 832;  // flow_workers
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
-                   bool flow_ok) {
+                   bool flow_ok, bool aligned) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
@@ -225,7 +228,7 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
   if (force && *hit != Tiles::pred32) return *hit;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
-  if (n <= kFlowMaxN && flow_ok) return Tiles::flow;
+  if (n <= kFlowMaxN && flow_ok && (aligned || n <= kFlowOneWorkerMaxN)) return Tiles::flow;
   return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
 }
 
@@ -631,7 +634,6 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
 // above it the two halves' overlap of one item's loads and waits with the other's arithmetic
 // gives more items a microsecond, which is what the bigger rounds need.
 // APSP_CUDA_FLOW_WORKERS=1|2 forces it (benchmarks and tests).
-constexpr int64_t kFlowOneWorkerMaxN = 832;
 int flow_workers(int64_t n) {
   if (const char* v = std::getenv("APSP_CUDA_FLOW_WORKERS")) {
     const std::string w = v;
@@ -1188,8 +1190,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     else
       return false;
   }();
-  const Tiles tiles =
-      choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok, flow_ok);
+  const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
+  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok,
+                                   flow_ok, aligned);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
