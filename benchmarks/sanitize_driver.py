@@ -9,7 +9,7 @@ change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
-n = 300: flow.cuh). --no-cluster runs those sizes on the 64-wide round loop instead, for racecheck:
+n = 260 and 300, one worker per block: flow.cuh). --no-cluster runs those sizes on the 64-wide round loop instead, for racecheck:
 it reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report
 we read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of
 the others; the same kernel with that closure done by one warp, without the named barrier, has
