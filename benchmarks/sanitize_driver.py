@@ -9,13 +9,13 @@ change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
-n = 260 and 300, one worker per block: flow.cuh). --no-cluster runs those sizes on the 64-wide round loop instead, for racecheck:
-it reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report
-we read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of
-the others; the same kernel with that closure done by one warp, without the named barrier, has
-none (benchmarks/GPU_NOTES.md). racecheck has not been run on the flow kernel, whose blocks wait
-for each other's stores in global memory (its exchange inside the cluster is ordered by cluster
-barriers, as in the cluster plan).
+n = 260 and 300, one worker per block: flow.cuh). --no-cluster runs those sizes on the 64-wide
+round loop instead, for racecheck: it reports hazards in the cluster kernel between accesses that
+a __syncthreads orders, each report we read naming one of the 64 threads that close the next pivot
+tile on named barrier 1 and one of the others; the same kernel with that closure done by one warp,
+without the named barrier, has none (benchmarks/GPU_NOTES.md). racecheck has not been run on the
+flow kernel, whose blocks wait for each other's stores in global memory (its exchange inside the
+cluster is ordered by cluster barriers, as in the cluster plan).
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
        [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations

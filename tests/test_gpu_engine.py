@@ -584,8 +584,9 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     if plan != "auto" or n > 1152 or (n > 256 and not sm90()):
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
-    elif n > 288:  # auto: the flow plan (no min3 step); n <= 256: the one-cluster plan
-        assert line.endswith(f"plan flow, float32, n = {n}"), line
+    elif n > 256:  # auto: the flow plan (no min3 step); n <= 256: the one-cluster plan
+        workers = "one worker" if n <= 832 else "two workers"
+        assert line.endswith(f"plan flow, float32 with {workers} per block, n = {n}"), line
     np.testing.assert_array_equal(got, gpu_host_solve(g, checks=False))
     assert_same(got, cpu_solve(g))
 
