@@ -324,8 +324,15 @@ struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the 
   }
 };
 
+// Whether every row of a T matrix at d, ld apart, starts on 16 bytes: the kernels' 16-byte copies
+// apply (kernels.cuh: minplus_kernel's `aligned`; flow.cuh).
+template <class T>
+bool rows_aligned(const void* d, int64_t ld) {
+  return reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
+}
+
 // Leading dimension of a host solve's working matrix: its rows start on 16 bytes whatever n is,
-// so that the kernels' 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
+// so that the kernels' 16-byte copies apply (rows_aligned).
 int64_t working_ld(int64_t n, int elem_size) {
   const int64_t v = 16 / elem_size;
   return (n + v - 1) / v * v;
@@ -656,8 +663,7 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* 
   const int64_t nb = (job.n + Flow::K - 1) / Flow::K;
   AsyncBuffer counters(Flow::counter_bytes(nb), stream);
   APSP_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, Flow::counter_bytes(nb), stream));
-  const bool aligned =
-      reinterpret_cast<uintptr_t>(job.d) % 16 == 0 && job.ld % (16 / int(sizeof(T))) == 0;
+  const bool aligned = rows_aligned<T>(job.d, job.ld);
   APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<T*>(job.d), job.n, job.ld,
                                      aligned, static_cast<unsigned*>(counters.ptr), st, negative));
 }
@@ -686,7 +692,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
   constexpr int pivot_threads = 256;
   // The min-plus kernel's 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
-  const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
+  const bool aligned = rows_aligned<T>(d, ld);
   // 64-wide rounds (k64w) of 4-byte types: programmatic dependent launch on the critical (aux)
   // stream, and each pivot tile stored by the next round's phases 1 and 2. H100, n = 1024 int32:
   // 251 us against 269. Not on the main stream: phase 3's blocks, launched early, would take the
@@ -1190,7 +1196,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     else
       return false;
   }();
-  const bool aligned = reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
+  const bool aligned = rows_aligned<T>(d, ld);
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok,
                                    flow_ok, aligned);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;

@@ -28,9 +28,8 @@
 //           (the other SMs compute R1 from it). The three T tiles come from the other SMs with
 //           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
-// in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or half of
-// it, 8 x 4, two per SM) everywhere
-// else, and on the chain's blocks once the chain is done:
+// in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or each
+// half of it, 8 x 4) everywhere else, and on the chain's blocks once the chain is done:
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
 //         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
 //         band of (r, r + 1), whose panel R1 is an item.
