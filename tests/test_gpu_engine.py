@@ -204,6 +204,19 @@ def test_plan_by_alignment(torch, n, pad, first, plan, rng, capfd):
 # n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
 # and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
 FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
+FLOW_ONE_WORKER_MAX_N = 832  # engine.cu: flow_workers
+
+
+def flow_workers_said(n: int) -> str:
+    """How the trace line names the flow plan's workers per block at n, unforced."""
+    return "one worker" if n <= FLOW_ONE_WORKER_MAX_N else "two workers"
+
+
+def assert_flow_equals_round_loop(got: np.ndarray, g: np.ndarray, monkeypatch) -> None:
+    """An int32 flow-plan result is bit for bit the 64-wide round loop's on the same graph."""
+    monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
+    np.testing.assert_array_equal(got, gpu_host_solve(g))
+    monkeypatch.setenv("APSP_CUDA_TILES", "flow")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
@@ -216,9 +229,7 @@ def test_flow_plan_matches_cpu_engine(n, dtype, rng, monkeypatch):
     got = gpu_host_solve(g)
     assert_same(got, cpu_solve(g))
     if dtype == np.int32:
-        monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
-        np.testing.assert_array_equal(got, gpu_host_solve(g))
-        monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+        assert_flow_equals_round_loop(got, g, monkeypatch)
     if n <= 1100:
         u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
         for kw in ({"directed": False}, {"unweighted": True}):
@@ -280,16 +291,14 @@ def test_flow_workers(n, workers, rng, monkeypatch, capfd):
     monkeypatch.setenv("APSP_CUDA_TILES", "flow")
     if workers:
         monkeypatch.setenv("APSP_CUDA_FLOW_WORKERS", str(workers))
-    expected = workers or (1 if n <= 832 else 2)
+    said = {None: flow_workers_said(n), 1: "one worker", 2: "two workers"}[workers]
     for dtype in (np.int32, np.float32):
         g = random_graph(n, dtype, rng)
         got, line = trace_of(capfd, lambda: gpu_host_solve(g))
-        assert f"with {'one worker' if expected == 1 else 'two workers'} per block" in line
+        assert f"with {said} per block" in line
         assert_same(got, cpu_solve(g))
         if dtype == np.int32:
-            monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
-            np.testing.assert_array_equal(got, gpu_host_solve(g))
-            monkeypatch.setenv("APSP_CUDA_TILES", "flow")
+            assert_flow_equals_round_loop(got, g, monkeypatch)
 
 
 def test_flow_workers_refuses(torch, rng, monkeypatch):
@@ -585,8 +594,8 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     if plan != "auto" or n > 1152 or (n > 256 and not sm90()):
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
     elif n > 256:  # auto: the flow plan (no min3 step); n <= 256: the one-cluster plan
-        workers = "one worker" if n <= 832 else "two workers"
-        assert line.endswith(f"plan flow, float32 with {workers} per block, n = {n}"), line
+        said = flow_workers_said(n)
+        assert line.endswith(f"plan flow, float32 with {said} per block, n = {n}"), line
     np.testing.assert_array_equal(got, gpu_host_solve(g, checks=False))
     assert_same(got, cpu_solve(g))
 

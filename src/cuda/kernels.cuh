@@ -395,14 +395,17 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
 #pragma unroll
       for (int a = 0; a < E; ++a) col_buf[buf][E * ty + a] = c[a][decltype(s)::value];
   };
-  T pa[E], pb[E];  // the previous step's pivot column and row values, for its deferred updates
-  auto deferred = [&](int x) {  // the previous step, outside its published row and column x
+  // A step (pivot column values av, row values bv) on every element outside row and column x
+  // of the block (x = -1: on every element).
+  auto relax_outside = [&](const T(&av)[E], const T(&bv)[E], int x) {
 #pragma unroll
     for (int a = 0; a < E; ++a)
 #pragma unroll
       for (int b = 0; b < E; ++b)
-        if (a != x && b != x) c[a][b] = Semiring<T>::relax(c[a][b], pa[a], pb[b]);
+        if (a != x && b != x) c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
   };
+  T pa[E], pb[E];  // the previous step's pivot column and row values, for its deferred updates
+  auto deferred = [&](int x) { relax_outside(pa, pb, x); };  // x: the row and column it published
   constexpr bool defer = sizeof(T) == 4;
   auto step = [&](int q, auto s, auto after_first) {
     // Step E*q + S publishes row/column x = S + 1 of the block (0 of the next group); the
@@ -424,10 +427,7 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
 #pragma unroll
       for (int e = 0; e < E; ++e) pa[e] = av[e], pb[e] = bv[e];
     } else {
-#pragma unroll
-      for (int a = 0; a < E; ++a)
-#pragma unroll
-        for (int b = 0; b < E; ++b) c[a][b] = Semiring<T>::relax(c[a][b], av[a], bv[b]);
+      relax_outside(av, bv, -1);
     }
     if constexpr (S + 1 < E)
       publish(q, std::integral_constant<int, S + 1>{}, buf ^ 1);
