@@ -9,13 +9,12 @@ change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
-n = 260 and 300, one worker per block: flow.cuh). --no-cluster runs those sizes on the 64-wide
-round loop instead, for racecheck: it reports hazards in the cluster kernel between accesses that
-a __syncthreads orders, each report we read naming one of the 64 threads that close the next pivot
-tile on named barrier 1 and one of the others; the same kernel with that closure done by one warp,
-without the named barrier, has none (benchmarks/GPU_NOTES.md). racecheck has not been run on the
-flow kernel, whose blocks wait for each other's stores in global memory (its exchange inside the
-cluster is ordered by cluster barriers, as in the cluster plan).
+n = 260 and 300, with one worker per block as the engine picks and again with two: flow.cuh).
+--no-cluster runs the cluster plan's sizes on the 64-wide round loop instead, for racecheck: it
+reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report we
+read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of the
+others; the same kernel with that closure done by one warp, without the named barrier, has none
+(benchmarks/GPU_NOTES.md). The flow plan stays on under --no-cluster: racecheck checks it.
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
        [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
@@ -33,10 +32,14 @@ NO_CLUSTER = "--no-cluster" in sys.argv
 PLANS = [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k64d", "k64o"]
 
 
+def plan_is_auto() -> bool:
+    return "APSP_CUDA_TILES" not in os.environ
+
+
 def solve(g, engine, pred=False, directed=True, unweighted=False):
     n = g.shape[0]
-    auto = "APSP_CUDA_TILES" not in os.environ
-    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 300:
+    auto = plan_is_auto()
+    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 256:
         os.environ["APSP_CUDA_TILES"] = "k64w"  # not the cluster plan (module docstring)
     try:
         return solve_as_chosen(g, engine, pred, directed, unweighted)
@@ -94,6 +97,15 @@ def check_all(predecessors: bool) -> int:
             if dtype == np.float32:  # without predecessors: the round loops' min3 step
                 if not np.allclose(solve(frac, "cuda")[0], solve(frac, "cpu")[0]):
                     raise SystemExit(f"mismatch: float32 n={n} positive fractional weights")
+                checked += 1
+            if dtype in (np.int32, np.float32) and n > 256 and plan_is_auto():  # the flow plan
+                os.environ["APSP_CUDA_FLOW_WORKERS"] = "2"  # the engine picks one worker here
+                try:
+                    same = np.array_equal(solve(view, "cuda")[0], solve(g, "cpu")[0])
+                finally:
+                    del os.environ["APSP_CUDA_FLOW_WORKERS"]
+                if not same:
+                    raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} flow plan, two workers")
                 checked += 1
             if not predecessors:
                 continue

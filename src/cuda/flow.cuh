@@ -369,7 +369,8 @@ __device__ __forceinline__ void flow_run(T* __restrict__ d, int64_t n, int64_t l
     store_group<T, TN>(d, n, ld, aligned, gi, gj, c[a]);
   }
   hf.sync();
-  if (hf.tid == 0) store_release(version + tile(it.i, it.j), unsigned(it.round + 1));
+  // The worker's last thread releases, so that its fence overlaps thread 0's next claim.
+  if (hf.tid == N - 1) store_release(version + tile(it.i, it.j), unsigned(it.round + 1));
 }
 
 // The chain (top of the file), run by the first cluster. `smem`: Flow::smem_bytes<T>().
@@ -399,6 +400,32 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   auto tile = [&](int i, int j) { return i * nb + j; };
   auto kw_of = [&](int r) { return int(n - int64_t(r) * K < K ? n - int64_t(r) * K : K); };
 
+  auto count = [&](int ti, int tj, int q) { count_reads(readers, nb, ti, tj, q); };
+  // After the barrier that follows round r and a GPU-scope fence: its panels are stored
+  // everywhere (versions), and what it read is counted. Block 0, one thread, between B1 and B2,
+  // where it waits anyway (in a slice, the fence would hold up that slice's step 1).
+  auto finish_round = [&](int r) {
+    store_relaxed(version + tile(r + 1, r), unsigned(r + 1));
+    if (r + 2 < nb) {
+      store_relaxed(version + tile(r + 1, r + 2), unsigned(r + 1));  // Y_{r+1}: the workers' R1
+      store_relaxed(version + tile(r + 2, r), unsigned(r + 1));
+      store_relaxed(version + tile(r, r + 2), unsigned(r + 1));
+    }
+    if (r >= 1 && r + 2 < nb) {
+      count(r, r + 2, r - 1);
+      count(r + 2, r, r - 1);
+    }
+    count(r + 1, r, r);
+    count(r + 1, r + 1, r);
+    if (r + 2 < nb) {
+      count(r + 2, r, r);
+      count(r, r + 2, r);
+      count(r + 2, r + 1, r);
+      count(r + 1, r + 2, r);
+      count(r + 2, r + 2, r);
+    }
+  };
+
   if (rank == 0) {
     const int tx = tid % R, ty = tid / R;
     T c[E][E];
@@ -419,10 +446,11 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     close_tile_fast<T, K, E>(c, kw_of(0));
     publish(0);
     for (int r = 0; r + 1 < nb; ++r) {
-      cluster.sync();  // B1: P*_r is in the matrix
+      cluster.sync();  // B1: P*_r is in the matrix; round r - 1's rows are stored
       if (tid == 0) {
         __threadfence();
-        store_release(version + tile(r, r), unsigned(r + 1));
+        store_relaxed(version + tile(r, r), unsigned(r + 1));
+        if (r > 0) finish_round(r - 1);
       }
       cluster.sync();  // B2: Z (tile r + 1 with round r) is in Zb
 #pragma unroll
@@ -430,12 +458,12 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       close_tile_fast<T, K, E>(c, kw_of(r + 1));
       publish(r + 1);
     }
-    __syncthreads();
+    cluster.sync();  // the last pivot tile and the slices' last rows are stored
     if (tid == 0) {
       __threadfence();
-      store_release(version + tile(nb - 1, nb - 1), unsigned(nb));
+      store_relaxed(version + tile(nb - 1, nb - 1), unsigned(nb));
+      if (nb >= 2) finish_round(nb - 2);
     }
-    cluster.sync();  // the slices' last stores
     return;
   }
 
@@ -461,31 +489,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   auto push_all = [&](T* buf, int row, int c, const T (&v)[V]) {  // into every slice's `buf`
     for (int q = 1; q <= S; ++q) store_vec(cluster.map_shared_rank(buf, q) + (lo + row) * LD + c, v);
   };
-  auto count = [&](int ti, int tj, int q) { count_reads(readers, nb, ti, tj, q); };
-  // After the barrier that follows round r: its panels are stored everywhere (versions), and
-  // what it read is counted. Slice 0, one thread.
-  auto finish_round = [&](int r) {
-    __threadfence();
-    store_relaxed(version + tile(r + 1, r), unsigned(r + 1));
-    if (r + 2 < nb) {
-      store_relaxed(version + tile(r + 1, r + 2), unsigned(r + 1));  // Y_{r+1}: the workers' R1
-      store_relaxed(version + tile(r + 2, r), unsigned(r + 1));
-      store_relaxed(version + tile(r, r + 2), unsigned(r + 1));
-    }
-    if (r >= 1 && r + 2 < nb) {
-      count(r, r + 2, r - 1);
-      count(r + 2, r, r - 1);
-    }
-    count(r + 1, r, r);
-    count(r + 1, r + 1, r);
-    if (r + 2 < nb) {
-      count(r + 2, r, r);
-      count(r, r + 2, r);
-      count(r + 2, r + 1, r);
-      count(r + 1, r + 2, r);
-      count(r + 2, r + 2, r);
-    }
-  };
   T z[1][V];  // this thread's part of Z (tile (r + 1, r + 1)) between rounds
   // Round 0's X, Y and Z: the input.
   load_rows(Xs, d, n, ld, aligned, 1, 0, lo, hi);
@@ -500,7 +503,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     T* Cp = Cs + ((r + 1) & 1) * Flow::W_max * LD;  // of round r - 1
     const bool two = r + 2 < nb;              // tiles r + 2 exist
     cluster.sync();  // B1(r): P*_r is stored; round r - 1's rows are everywhere
-    if (s == 0 && tid == Flow::threads - 1 && r > 0) finish_round(r - 1);
     {  // P*_r from L2, every load in flight before the stores
       constexpr int Q = K * (K / V) / Flow::threads;
       T v[Q][V];
@@ -603,7 +605,6 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     }
   }
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
-  if (s == 0 && tid == 0) finish_round(nb - 2);
 #endif
 }
 
@@ -618,8 +619,7 @@ __global__ void __launch_bounds__(Flow::threads)
   constexpr int K = Flow::K, LD = Flow::LD<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
-  __shared__ FlowItem item[W];
-  __shared__ bool done[W];
+  __shared__ FlowItem item[W];  // a worker's next item; i < 0: none left
   const int nb = int((n + K - 1) / K);
   const int64_t total = Flow::items(nb);
   unsigned* version = counters + 2;
@@ -639,7 +639,7 @@ __global__ void __launch_bounds__(Flow::threads)
   T* Bs = As + K * LD;
   for (;;) {
     if (hf.tid == 0) {
-      FlowItem it;
+      FlowItem it{-1, -1, 0, 0};
       int64_t x;
       do {
         x = atomicAdd(counters, 1u);
@@ -647,12 +647,12 @@ __global__ void __launch_bounds__(Flow::threads)
       } while (x < total && chain_item(it));
       // The row panel next to the next pivot: the chain brought it up to round r - 1 (its Y).
       if (x < total && it.i == it.round && it.j == it.round + 1) it.first = it.round;
-      done[hf.h] = x >= total;
-      if (x < total) item[hf.h] = it;
+      if (x >= total) it.i = -1;
+      item[hf.h] = it;
     }
     hf.sync();
-    if (done[hf.h]) return;
     const FlowItem it = item[hf.h];
+    if (it.i < 0) return;
     flow_run<T, W>(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
     // flow_run ends with a barrier after every thread has read `item`.
   }
