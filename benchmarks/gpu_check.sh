@@ -61,8 +61,8 @@ step "compute-sanitizer memcheck"
 timeout 1200 compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py 2>&1 | tail -12 | tee "$OUT/sanitizer.txt" || status=1
 step "compute-sanitizer racecheck"
 # Racecheck is far slower: the engine's choice and the 64-wide and 2-block round loops (k64q and
-# k64o run the same kernels as k64d, only over more k); the cluster plan's sizes on the round loop
-# (sanitize_driver.py says why); the flow plan stays on, so racecheck checks it.
+# k64o run the same kernels as k64d, only over more k); the cluster and flow plans' sizes on the
+# round loop (sanitize_driver.py says why).
 timeout 1200 compute-sanitizer --tool racecheck --error-exitcode 9 python benchmarks/sanitize_driver.py --no-cluster auto k64w k64d 2>&1 | tail -12 | tee -a "$OUT/sanitizer.txt" || status=1
 
 step "benchmark"

@@ -10,11 +10,12 @@ path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
 n = 260 and 300, with one worker per block as the engine picks and again with two: flow.cuh).
---no-cluster runs the cluster plan's sizes on the 64-wide round loop instead, for racecheck: it
-reports hazards in the cluster kernel between accesses that a __syncthreads orders, each report we
-read naming one of the 64 threads that close the next pivot tile on named barrier 1 and one of the
-others; the same kernel with that closure done by one warp, without the named barrier, has none
-(benchmarks/GPU_NOTES.md). The flow plan stays on under --no-cluster: racecheck checks it.
+--no-cluster runs those sizes on the 64-wide round loop instead, for racecheck: it reports hazards
+in the cluster kernel between accesses that a __syncthreads orders, each report we read naming one
+of the 64 threads that close the next pivot tile on named barrier 1 and one of the others; the same
+kernel with that closure done by one warp, without the named barrier, has none. Over the flow
+kernel it reports one pair only: thread 0's store of a worker's next item and the other warps' load
+of it, with a BAR.SYNC between them in the SASS, in each block's last pass (benchmarks/GPU_NOTES.md).
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
        [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
@@ -39,8 +40,8 @@ def plan_is_auto() -> bool:
 def solve(g, engine, pred=False, directed=True, unweighted=False):
     n = g.shape[0]
     auto = plan_is_auto()
-    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 256:
-        os.environ["APSP_CUDA_TILES"] = "k64w"  # not the cluster plan (module docstring)
+    if NO_CLUSTER and auto and engine == "cuda" and not pred and 64 < n <= 300:
+        os.environ["APSP_CUDA_TILES"] = "k64w"  # not the cluster or flow plan (module docstring)
     try:
         return solve_as_chosen(g, engine, pred, directed, unweighted)
     finally:
@@ -98,8 +99,8 @@ def check_all(predecessors: bool) -> int:
                 if not np.allclose(solve(frac, "cuda")[0], solve(frac, "cpu")[0]):
                     raise SystemExit(f"mismatch: float32 n={n} positive fractional weights")
                 checked += 1
-            if dtype in (np.int32, np.float32) and n > 256 and plan_is_auto():  # the flow plan
-                os.environ["APSP_CUDA_FLOW_WORKERS"] = "2"  # the engine picks one worker here
+            if dtype in (np.int32, np.float32) and n > 256 and plan_is_auto() and not NO_CLUSTER:
+                os.environ["APSP_CUDA_FLOW_WORKERS"] = "2"  # the flow plan; the engine picks one
                 try:
                     same = np.array_equal(solve(view, "cuda")[0], solve(g, "cpu")[0])
                 finally:
