@@ -121,8 +121,15 @@ def test_every_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch):
     want = cpu_solve(g)
     monkeypatch.setenv("APSP_CUDA_TILES", plan)
     assert_same(gpu_host_solve(g), want)
-    u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
-    assert_same(gpu_host_solve(u, directed=False), cpu_solve(u, directed=False))
+    assert_rules_match_cpu(n, dtype, rng, [{"directed": False}])
+
+
+def assert_rules_match_cpu(n: int, dtype, rng, rules) -> None:
+    """Each rule set (undirected, unweighted) on a random graph without negative edges (undirected,
+    a negative edge is a negative cycle) gives the CPU engine's result."""
+    u = random_graph(n, dtype, rng, negative=False)
+    for kw in rules:
+        assert_same(gpu_host_solve(u, **kw), cpu_solve(u, **kw))
 
 
 def sm90() -> bool:
@@ -145,9 +152,8 @@ def test_cluster_plan_matches_cpu_engine(n, dtype, rng, monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TILES", "cluster")
     g = random_graph(n, dtype, rng)
     assert_same(gpu_host_solve(g), cpu_solve(g))
-    u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
-    for kw in ({"directed": False}, {"unweighted": True}, {"directed": False, "unweighted": True}):
-        assert_same(gpu_host_solve(u, **kw), cpu_solve(u, **kw))
+    assert_rules_match_cpu(n, dtype, rng, [{"directed": False}, {"unweighted": True},
+                                           {"directed": False, "unweighted": True}])
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -231,9 +237,7 @@ def test_flow_plan_matches_cpu_engine(n, dtype, rng, monkeypatch):
     if dtype == np.int32:
         assert_flow_equals_round_loop(got, g, monkeypatch)
     if n <= 1100:
-        u = random_graph(n, dtype, rng, negative=False)  # undirected: a negative edge is a negative cycle
-        for kw in ({"directed": False}, {"unweighted": True}):
-            assert_same(gpu_host_solve(u, **kw), cpu_solve(u, **kw))
+        assert_rules_match_cpu(n, dtype, rng, [{"directed": False}, {"unweighted": True}])
 
 
 # Views: rows further apart than n, and starts that are and are not 16-byte aligned (the flow
