@@ -227,11 +227,14 @@ def main() -> int:
         chosen, other = (1, 2) if n <= 832 else (2, 1)
         auto = time_device(orig, 30, checks=False)
         forced = time_with_env(orig, 30, False, APSP_CUDA_FLOW_WORKERS=str(other))
+        no_pdl = time_with_env(orig, 30, False, APSP_CUDA_PDL="0")  # launched after the rules
         add("apsp-gpu-flow", dtype, n, auto,
             f"checks off, the flow plan with {'one worker' if chosen == 1 else 'two workers'} per "
             f"block (the engine's choice): {forced / auto:.2f}x faster than "
             f"{'one' if other == 1 else 'two'} on the same graph (APSP_CUDA_FLOW_WORKERS={other}: "
-            f"{forced * 1e6:.1f} us)")
+            f"{forced * 1e6:.1f} us); its launch overlapping the rules kernel (programmatic "
+            f"dependent launch): {no_pdl / auto:.3f}x faster than after it (APSP_CUDA_PDL=0: "
+            f"{no_pdl * 1e6:.1f} us)")
 
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:

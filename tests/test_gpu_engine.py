@@ -810,6 +810,24 @@ def test_integer_no_edge_values_above_inf_are_clamped():
     assert_same(gpu_host_solve(g), cpu_solve(g))
 
 
+# The rules before the rounds (n > 256): in 16-byte groups where the graph is directed, without
+# predecessors, and its rows start on 16 bytes (kernels.cuh: rules_rows_kernel, its last group
+# element by element where n is ragged), else one element a thread (rules_kernel). Integer
+# weights above INF are no edge, a positive diagonal becomes 0, unweighted edges weigh 1.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("aligned", [True, False], ids=["aligned", "unaligned"])
+@pytest.mark.parametrize("n", [301, 1300])
+def test_rules_before_the_rounds(torch, n, aligned, dtype, rng):
+    g = random_graph(n, dtype, rng)
+    if np.dtype(dtype).kind == "i":
+        g[rng.integers(0, n, 300), rng.integers(0, n, 300)] = no_edge(dtype) + 7
+    np.fill_diagonal(g, rng.integers(1, 9, n))
+    lanes = 16 // np.dtype(dtype).itemsize
+    pad = -n % lanes + (0 if aligned else 1)  # ld = n + pad: a multiple of 16 bytes or not
+    for kw in ({}, {"unweighted": True}):
+        assert_same(gpu_device_solve(torch, g, pad=pad, **kw), cpu_solve(g, **kw))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_negative_cycle_raises_like_cpu(dtype, rng):
     g = random_graph(90, dtype, rng, negative=False)
@@ -931,6 +949,22 @@ def test_programmatic_launch_matches_plain_launch(how, dtype, rng, monkeypatch):
     got = gpu_host_solve(g, **kw)
     monkeypatch.setenv("APSP_CUDA_PDL", "0")
     np.testing.assert_array_equal(got, gpu_host_solve(g, **kw))
+    assert_same(got, cpu_solve(g))
+
+
+# The flow plan's kernel is launched while the rules run and waits for them (engine.cu:
+# enqueue_flow): the same results as launched after them (APSP_CUDA_PDL=0), bit for bit.
+@pytest.mark.parametrize("dtype", [np.int32, np.float32], ids=lambda d: np.dtype(d).name)
+def test_flow_plan_programmatic_launch(dtype, rng, monkeypatch, capfd):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    g = random_graph(700, dtype, rng)
+    if np.dtype(dtype).kind == "f":
+        plus_fraction(g)
+    got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
+    assert ran == "flow"
+    monkeypatch.setenv("APSP_CUDA_PDL", "0")
+    np.testing.assert_array_equal(got, gpu_host_solve(g))
     assert_same(got, cpu_solve(g))
 
 

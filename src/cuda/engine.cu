@@ -362,7 +362,7 @@ struct Job {
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
-  bool pdl = false;  // the round loop's launches with programmatic dependent launch (`launch`)
+  bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
   int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
 };
 
@@ -651,18 +651,31 @@ int flow_workers(int64_t n) {
   return n <= kFlowOneWorkerMaxN ? 1 : 2;
 }
 
+// The flow plan's counters (flow.cuh: Flow::counter_bytes), cleared on the stream before the
+// rules, so that only the rules lie between the clearing and the flow kernel (enqueue_flow).
+std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
+  const int64_t nb = (n + Flow::K - 1) / Flow::K;
+  auto counters = std::make_unique<AsyncBuffer>(Flow::counter_bytes(nb), stream);
+  APSP_CUDA_CHECK(cudaMemsetAsync(counters->ptr, 0, Flow::counter_bytes(nb), stream));
+  return counters;
+}
+
 // The flow plan's rounds (flow.cuh): one launch of as many clusters as the GPU holds at once
-// (more would only wait to claim), after its counters are cleared on the stream; finalize
-// included.
+// (more would only wait to claim); finalize included. With Job::pdl it is launched while the
+// kernel before it (the rules) runs: its blocks elect the chain, then wait for that kernel in
+// wait_for_previous_grid, so its launch latency overlaps the rules (1.2 us at n = 1024, H100;
+// GPU_NOTES.md, twentieth session).
 template <class T>
-void enqueue_flow(const Job& job, int device, cudaStream_t stream, DeviceStats* st,
-                  int64_t* negative) {
+void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBuffer& counters,
+                  DeviceStats* st, int64_t* negative) {
   const auto kernel = job.flow_workers == 1 ? flow_kernel<T, 1> : flow_kernel<T, 2>;
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr);
-  const int64_t nb = (job.n + Flow::K - 1) / Flow::K;
-  AsyncBuffer counters(Flow::counter_bytes(nb), stream);
-  APSP_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, Flow::counter_bytes(nb), stream));
+  cudaLaunchAttribute attr[2];
+  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr[0]);
+  attr[1] = {};
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = job.pdl ? 2 : 1;
   const bool aligned = rows_aligned<T>(job.d, job.ld);
   APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<T*>(job.d), job.n, job.ld,
                                      aligned, static_cast<unsigned*>(counters.ptr), st, negative));
@@ -1000,9 +1013,17 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   } else {
     const Elementwise ew = elementwise(n);
     V* d = static_cast<V*>(job.d);
-    rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h, opt.directed,
-                                                   opt.unweighted, job.below_zero);
-    APSP_CUDA_CHECK_LAUNCH("rules_kernel");
+    std::unique_ptr<AsyncBuffer> counters;
+    if constexpr (is_flow<P>::value) counters = flow_counters(n, stream);
+    if (opt.directed && !job.p && !job.h && rows_aligned<V>(d, ld)) {
+      rules_rows_kernel<V><<<rules_rows_grid(n, int(sizeof(V))), kRulesRowsThreads, 0, stream>>>(
+          d, n, ld, opt.unweighted, job.below_zero);
+      APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
+    } else {
+      rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h,
+                                                     opt.directed, opt.unweighted, job.below_zero);
+      APSP_CUDA_CHECK_LAUNCH("rules_kernel");
+    }
     if constexpr (packs) {
       pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
       APSP_CUDA_CHECK_LAUNCH("pack_kernel");
@@ -1010,7 +1031,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 
     const int64_t nb = (n + P::K - 1) / P::K;
     if constexpr (is_flow<P>::value) {
-      enqueue_flow<T>(job, device, stream, sc.st, sc.negative);  // finalize included
+      enqueue_flow<T>(job, device, stream, *counters, sc.st, sc.negative);  // finalize included
       report_at_end(nb);
     } else if (opt.progress) {
       Progress progress(opt, stream, nb);
@@ -1216,8 +1237,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
       twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
-  // Programmatic dependent launch in the round loop; APSP_CUDA_PDL=0 launches without it
-  // (benchmarks: both on the same graph).
+  // Programmatic dependent launch in the round loop and the flow plan; APSP_CUDA_PDL=0 launches
+  // without it (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
   if (tiles == Tiles::flow) job.flow_workers = flow_workers(n);  // a bad override raises here
   const bool min3_on_device =

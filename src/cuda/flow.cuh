@@ -633,6 +633,7 @@ __global__ void __launch_bounds__(Flow::threads)
   cluster.sync();
   const bool chain = *cluster.map_shared_rank(&chain_flag, 0);
   cluster.sync();  // every block has read block 0's flag
+  wait_for_previous_grid();  // the rules (launched with PDL: engine.cu, enqueue_flow)
   if (chain) chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative);
   const Workers<W> hf;
   T* As = smem + 2 * hf.h * K * LD;

@@ -19,15 +19,21 @@
 
 namespace apsp::cuda_detail {
 
-// Programmatic dependent launch (engine.cu's `launch`, sm_90): the round loop's kernels may be
-// launched while the kernel before them on the stream is still running. Each waits here until
-// that kernel has finished and its writes are visible, before touching memory, and then lets the
-// next one launch, whose blocks wait in turn. Launched without the attribute, both are no-ops.
+// Programmatic dependent launch (engine.cu's `launch` and enqueue_flow, sm_90): the round loop's
+// kernels and the flow kernel may be launched while the kernel before them on the stream is still
+// running. Each waits here until that kernel has finished and its writes are visible, before
+// touching memory, and then lets the next one launch, whose blocks wait in turn. Launched without
+// the attribute, both are no-ops.
+__device__ __forceinline__ void let_next_grid_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
 __device__ __forceinline__ void wait_for_previous_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
+  let_next_grid_launch();
 }
 
 // ---- statistics, rules, finalize ---------------------------------------------------------------
@@ -207,12 +213,53 @@ template <class T>
 __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
                              int64_t pld, uint32_t* __restrict__ h, bool directed, bool unweighted,
                              unsigned* below_zero) {
+  let_next_grid_launch();  // the flow kernel waits for the rules in wait_for_previous_grid
   bool below = false;
   each_element(n, [&](int64_t i, int64_t j) {
     const T w = rules_at(d, n, ld, p, pld, h, directed, unweighted, i, j);
     if constexpr (std::is_floating_point_v<T>) below |= !(w >= T(0));
   });
   if (below && below_zero) atomicOr(below_zero, 1u);
+}
+
+// The same rules for a directed solve without predecessors (clamp, unweighted, diagonal
+// min(w, 0): each element on its own) in 16-byte groups, rows starting on 16 bytes, a
+// grid-stride loop of `rules_rows_grid` blocks. rules_kernel takes one element a thread: 6.8
+// against 3.0 us at n = 1024 (int32, H100; GPU_NOTES.md, twentieth session).
+template <class T>
+__global__ void rules_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool unweighted,
+                                  unsigned* below_zero) {
+  let_next_grid_launch();  // the flow kernel waits for the rules in wait_for_previous_grid
+  constexpr int V = 16 / int(sizeof(T));
+  const int64_t per_row = (n + V - 1) / V;
+  bool below = false;
+  for (int64_t g = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * per_row;
+       g += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = g / per_row, j = (g - i * per_row) * V;
+    T* row = d + i * ld + j;
+    auto rule = [&](T w, int64_t col) {
+      w = rule_pair(w, T(0), true, unweighted, i == col);
+      if constexpr (std::is_floating_point_v<T>) below |= !(w >= T(0));
+      return w;
+    };
+    if (j + V <= n) {
+      uint4 x = *reinterpret_cast<const uint4*>(row);
+      T v[V];
+      memcpy(v, &x, 16);
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[e] = rule(v[e], j + e);
+      memcpy(&x, v, 16);
+      *reinterpret_cast<uint4*>(row) = x;
+    } else {
+      for (int e = 0; j + e < n; ++e) row[e] = rule(row[e], j + e);
+    }
+  }
+  if (below && below_zero) atomicOr(below_zero, 1u);
+}
+constexpr int kRulesRowsThreads = 256;
+inline unsigned rules_rows_grid(int64_t n, int elem_size) {
+  const int64_t groups = n * ((n + 16 / elem_size - 1) / (16 / elem_size));
+  return unsigned(std::min<int64_t>((groups + kRulesRowsThreads - 1) / kRulesRowsThreads, 2048));
 }
 
 // Finalize: integers above INF/2 -> INF; predecessors -9999 where unreachable and on the
