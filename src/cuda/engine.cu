@@ -366,6 +366,14 @@ struct Job {
   int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
 };
 
+// The attribute of a programmatic dependent launch (`launch`, enqueue_flow).
+cudaLaunchAttribute programmatic_launch() {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  return attr;
+}
+
 // A launch on `s`. With `pdl` (sm_90) the kernel may be launched while the kernel before it on
 // `s` is still running: its blocks wait in wait_for_previous_grid (kernels.cuh) until that one has
 // finished, so the launch latency between the round loop's dependent kernels is hidden (in a CUDA
@@ -374,9 +382,7 @@ struct Job {
 template <class... Params, class... Args>
 void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
             cudaStream_t s, bool pdl, Args&&... args) {
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr = programmatic_launch();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -671,9 +677,7 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBu
   const auto kernel = job.flow_workers == 1 ? flow_kernel<T, 1> : flow_kernel<T, 2>;
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr[0]);
-  attr[1] = {};
-  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  attr[1] = programmatic_launch();
   cfg.attrs = attr;
   cfg.numAttrs = job.pdl ? 2 : 1;
   const bool aligned = rows_aligned<T>(job.d, job.ld);
