@@ -483,25 +483,35 @@ cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunc
                         Flow::smem_bytes<T>(), stream, attr);
 }
 
-// How many of the flow plan's clusters `device` holds at once, with one or two workers per
-// block (0: none, or not compute capability 9.0); sets both kernels' attributes. Once per device
-// and dtype.
+// The flow plan's grid on `device` (flow.cuh): how many of its clusters the GPU holds at once,
+// with one or two workers per block (0: none, or not compute capability 9.0), and how many SMs
+// they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels' attributes. Once
+// per device and dtype.
+struct FlowGrid {
+  int clusters = 0, extra = 0;
+};
 template <class T>
-int flow_clusters(int device) {
-  static std::atomic<int> known[64];  // clusters + 1 (0: not asked yet)
+FlowGrid flow_grid(int device) {
+  static std::atomic<int> known[64];  // 1 + clusters + 256 extra (0: not asked yet)
   if (device < 64) {
     const int k = known[device].load(std::memory_order_relaxed);
-    if (k > 0) return k - 1;
+    if (k > 0) return {(k - 1) % 256, (k - 1) / 256};
   }
-  int clusters = 0;
+  FlowGrid g;
   if (sm90(device)) {
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
-    clusters = std::min(resident_clusters(flow_kernel<T, 1>, cfg),
-                        resident_clusters(flow_kernel<T, 2>, cfg));
+    g.clusters = std::min(resident_clusters(flow_kernel<T, 1>, cfg),
+                          resident_clusters(flow_kernel<T, 2>, cfg));
+    int sms = 0;
+    APSP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    g.extra = std::max(0, std::min(255, sms - g.clusters * Flow::G));
+    for (auto kernel : {flow_extra_kernel<T, 1>, flow_extra_kernel<T, 2>})
+      APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(Flow::smem_bytes<T>())));
   }
-  if (device < 64) known[device].store(clusters + 1, std::memory_order_relaxed);
-  return clusters;
+  if (device < 64) known[device].store(1 + g.clusters + 256 * g.extra, std::memory_order_relaxed);
+  return g;
 }
 
 // Kernel attributes (dynamic shared memory above 48 KB); outside any stream capture. Once per
@@ -509,7 +519,7 @@ int flow_clusters(int device) {
 template <class P>
 void prepare_kernels(int device) {
   if constexpr (is_flow<P>::value) {
-    (void)flow_clusters<typename P::type>(device);  // sets the kernel's attributes
+    (void)flow_grid<typename P::type>(device);  // sets the kernels' attributes
   } else if constexpr (has_gemm<P>::value) {
     static DeviceBits done;
     if (done.has(device)) return;
@@ -670,19 +680,27 @@ std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
 // (more would only wait to claim); finalize included. With Job::pdl it is launched while the
 // kernel before it (the rules) runs: its blocks elect the chain, then wait for that kernel in
 // wait_for_previous_grid, so its launch latency overlaps the rules (1.2 us at n = 1024, H100;
-// GPU_NOTES.md, twentieth session).
+// GPU_NOTES.md, twentieth session). With Job::pdl too, flow_extra_kernel puts more workers on
+// the SMs that the clusters leave free.
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBuffer& counters,
                   DeviceStats* st, int64_t* negative) {
-  const auto kernel = job.flow_workers == 1 ? flow_kernel<T, 1> : flow_kernel<T, 2>;
+  const bool one = job.flow_workers == 1;
+  const FlowGrid grid = flow_grid<T>(device);
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(flow_clusters<T>(device)), stream, attr[0]);
+  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(grid.clusters), stream, attr[0]);
   attr[1] = programmatic_launch();
   cfg.attrs = attr;
   cfg.numAttrs = job.pdl ? 2 : 1;
   const bool aligned = rows_aligned<T>(job.d, job.ld);
-  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<T*>(job.d), job.n, job.ld,
-                                     aligned, static_cast<unsigned*>(counters.ptr), st, negative));
+  T* d = static_cast<T*>(job.d);
+  unsigned* c = static_cast<unsigned*>(counters.ptr);
+  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, one ? flow_kernel<T, 1> : flow_kernel<T, 2>, d, job.n,
+                                     job.ld, aligned, c, st, negative));
+  if (job.pdl && grid.extra > 0)
+    launch("flow_extra_kernel", one ? flow_extra_kernel<T, 1> : flow_extra_kernel<T, 2>,
+           dim3(unsigned(grid.extra)), dim3(Flow::threads), Flow::smem_bytes<T>(), stream, true,
+           d, job.n, job.ld, aligned, c, st, negative);
 }
 
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:
@@ -1217,7 +1235,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool flow_ok = [&] {
     if constexpr (sizeof(T) == 4)
       return !pred.data && n > ClusterShape::max_n && n <= Flow::max_n &&
-             flow_clusters<T>(device) >= 2;
+             flow_grid<T>(device).clusters >= 2;
     else
       return false;
   }();

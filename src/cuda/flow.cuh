@@ -608,33 +608,18 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
 #endif
 }
 
-// The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
-// Flow::G blocks, as many as the GPU holds at once. `counters`: Flow::counter_bytes(nb), zero.
-// `aligned`: d on 16 bytes and ld a multiple of 16 bytes. W: workers per block (Workers).
+// The workers' loop (flow_kernel, flow_extra_kernel): claim the next item, skip the chain's,
+// run it; until none is left. `counters`: Flow::counter_bytes(nb).
 template <class T, int W>
-__global__ void __launch_bounds__(Flow::threads)
-    flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
-                DeviceStats* st, int64_t* negative) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void flow_work(T* __restrict__ d, int64_t n, int64_t ld, bool aligned,
+                                          unsigned* counters, T* smem, DeviceStats* st,
+                                          int64_t* negative) {
   constexpr int K = Flow::K, LD = Flow::LD<T>;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
   __shared__ FlowItem item[W];  // a worker's next item; i < 0: none left
   const int nb = int((n + K - 1) / K);
   const int64_t total = Flow::items(nb);
   unsigned* version = counters + 2;
   unsigned* readers = version + nb * nb;
-  // The chain is the first cluster to start (the first block of each cluster asks; a cluster's
-  // blocks run together), so it never waits for SMs that blocks waiting on it hold.
-  __shared__ unsigned chain_flag;
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (cluster.block_rank() == 0 && threadIdx.x == 0) chain_flag = atomicAdd(counters + 1, 1u) == 0;
-  cluster.sync();
-  const bool chain = *cluster.map_shared_rank(&chain_flag, 0);
-  cluster.sync();  // every block has read block 0's flag
-  wait_for_previous_grid();  // the rules (launched with PDL: engine.cu, enqueue_flow)
-  if (chain) chain_run(d, n, ld, aligned, nb, version, readers, smem, st, negative);
   const Workers<W> hf;
   T* As = smem + 2 * hf.h * K * LD;
   T* Bs = As + K * LD;
@@ -657,8 +642,55 @@ __global__ void __launch_bounds__(Flow::threads)
     flow_run<T, W>(d, n, ld, aligned, nb, version, readers, it, As, Bs, hf, st, negative);
     // flow_run ends with a barrier after every thread has read `item`.
   }
+}
+
+// The rounds of a solve after the rules (engine.cu), finalize included; launched in clusters of
+// Flow::G blocks, as many as the GPU holds at once. `counters`: Flow::counter_bytes(nb), zero.
+// `aligned`: d on 16 bytes and ld a multiple of 16 bytes. W: workers per block (Workers).
+template <class T, int W>
+__global__ void __launch_bounds__(Flow::threads)
+    flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
+                DeviceStats* st, int64_t* negative) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  // The chain is the first cluster to start (the first block of each cluster asks; a cluster's
+  // blocks run together), so it never waits for SMs that blocks waiting on it hold.
+  __shared__ unsigned chain_flag;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (cluster.block_rank() == 0 && threadIdx.x == 0) chain_flag = atomicAdd(counters + 1, 1u) == 0;
+  cluster.sync();
+  const bool chain = *cluster.map_shared_rank(&chain_flag, 0);
+  cluster.sync();  // every block has read block 0's flag
+  // The rules (launched with PDL: engine.cu, enqueue_flow); then flow_extra_kernel may start.
+  wait_for_previous_grid();
+  if (chain) {
+    const int nb = int((n + Flow::K - 1) / Flow::K);
+    chain_run(d, n, ld, aligned, nb, counters + 2, counters + 2 + nb * nb, smem, st, negative);
+  }
+  flow_work<T, W>(d, n, ld, aligned, counters, smem, st, negative);
 #else
   __trap();  // sm_90 and later only: engine.cu never launches it elsewhere
+#endif
+}
+
+// More workers, on the SMs that the flow kernel's clusters leave free (20 of an H100's 132:
+// seven clusters of 16 fit), launched right after it with programmatic dependent launch: it
+// starts once every block of the flow kernel has passed its wait for the rules, and claims from
+// the same counter. Its blocks wait for the flow kernel before they exit, so that what follows
+// on the stream sees the whole solve. Shared memory: Flow::smem_bytes<T>(), as the flow
+// kernel's (one block per SM, as measured).
+template <class T, int W>
+__global__ void __launch_bounds__(Flow::threads)
+    flow_extra_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
+                      DeviceStats* st, int64_t* negative) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  flow_work<T, W>(d, n, ld, aligned, counters, reinterpret_cast<T*>(smem_raw), st, negative);
+  wait_for_previous_grid();  // the flow kernel: complete, and its stores visible
+#else
+  __trap();
 #endif
 }
 
