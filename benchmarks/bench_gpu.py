@@ -214,7 +214,7 @@ def main() -> int:
             time_with_env(random_graph(n, dtype), 50, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
 
-    # ---- 256 < n <= 1152, 4-byte types: the flow plan against the round loop forced ---------------
+    # ---- 256 < n <= 1408, 4-byte types: the flow plan against the round loop forced ---------------
     for dtype, n in (("int32", 512), ("int32", 1024), ("float32", 1024)):
         add("apsp-gpu-plan", dtype, n,
             time_with_env(random_graph(n, dtype), 30, False, APSP_CUDA_TILES="k64w"),
@@ -235,6 +235,19 @@ def main() -> int:
             f"{forced * 1e6:.1f} us); its launch overlapping the rules kernel (programmatic "
             f"dependent launch): {no_pdl / auto:.3f}x faster than after it (APSP_CUDA_PDL=0: "
             f"{no_pdl * 1e6:.1f} us)")
+
+    # Past n = 1024 the flow plan puts more workers on the SMs that its clusters leave free
+    # (engine.cu: flow_extra); against it switched off and the round loop forced, on the same graph.
+    for dtype, n in (("int32", 1152), ("int32", 1280), ("int32", 1408), ("float32", 1280)):
+        orig = random_graph(n, dtype)
+        auto = time_device(orig, 30, checks=False)
+        without = time_with_env(orig, 30, False, APSP_CUDA_FLOW_EXTRA="0")
+        loop = time_with_env(orig, 30, False, APSP_CUDA_TILES="k64w")
+        add("apsp-gpu-flow", dtype, n, auto,
+            f"checks off, the flow plan with workers on the SMs its clusters leave free (the "
+            f"engine's choice): {without / auto:.2f}x faster than without them (APSP_CUDA_FLOW_EXTRA=0: "
+            f"{without * 1e6:.1f} us), {loop / auto:.2f}x faster than the round loop forced "
+            f"(APSP_CUDA_TILES=k64w: {loop * 1e6:.1f} us)")
 
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:

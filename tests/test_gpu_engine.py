@@ -180,7 +180,7 @@ def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
                                      (256, "cluster"), (257, "flow"), (289, "flow"), (330, "flow"),
-                                     (833, "flow"), (1152, "flow"), (1153, "k64w")])
+                                     (833, "flow"), (1408, "flow"), (1409, "k64w")])
 def test_plan_by_size(n, plan, rng, capfd):
     if plan in ("cluster", "flow") and not sm90():
         plan = "k64w"
@@ -205,12 +205,13 @@ def test_plan_by_alignment(torch, n, pad, first, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
-# 256 < n <= 1152, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
+# 256 < n <= 1408, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
 # cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
 # n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
 # and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
 FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
 FLOW_ONE_WORKER_MAX_N = 832  # engine.cu: flow_workers
+FLOW_MAX_N, FLOW_EXTRA_MIN_N = 1408, 1024  # engine.cu: choose_tiles, flow_extra
 
 
 def flow_workers_said(n: int) -> str:
@@ -305,22 +306,53 @@ def test_flow_workers(n, workers, rng, monkeypatch, capfd):
             assert_flow_equals_round_loop(got, g, monkeypatch)
 
 
-def test_flow_workers_refuses(torch, rng, monkeypatch):
+@pytest.mark.parametrize("var, value, message", [
+    ("APSP_CUDA_FLOW_WORKERS", "3", r"APSP_CUDA_FLOW_WORKERS=3 is not a number of workers per "
+                                    r"block; supported: 1, 2"),
+    ("APSP_CUDA_FLOW_EXTRA", "yes", r"APSP_CUDA_FLOW_EXTRA=yes is not a switch; supported: 0, 1")])
+def test_flow_overrides_refused(torch, var, value, message, rng, monkeypatch):
     """A bad override fails before any kernel touches the matrix, even in place on the device."""
     if not sm90():
         pytest.skip("the flow plan needs compute capability 9.0")
     monkeypatch.setenv("APSP_CUDA_TILES", "flow")
-    monkeypatch.setenv("APSP_CUDA_FLOW_WORKERS", "3")
+    monkeypatch.setenv(var, value)
     g = random_graph(500, np.int32, rng)
     t = torch.from_numpy(g).cuda()
     s = torch.cuda.current_stream()
-    with pytest.raises(ValueError, match=r"APSP_CUDA_FLOW_WORKERS=3 is not a number of workers "
-                                         r"per block; supported: 1, 2"):
+    with pytest.raises(ValueError, match=message):
         _core.solve_device(t.data_ptr(), 500, 500, "int32", 0, 0, torch.cuda.current_device(),
                            s.cuda_stream, True, False, True, True, None)
     np.testing.assert_array_equal(t.cpu().numpy(), g)
-    monkeypatch.delenv("APSP_CUDA_FLOW_WORKERS")
+    monkeypatch.delenv(var)
     assert_same(gpu_device_solve(torch, g), cpu_solve(g))
+
+
+# Past n = 1024 the flow plan puts more workers on the SMs that its clusters leave free (a second
+# launch after the flow kernel's, with programmatic dependent launch: engine.cu, flow_extra).
+# APSP_CUDA_FLOW_EXTRA=0|1 forces it off or on, here each at the other's sizes; without
+# programmatic dependent launch there is none. The same results bit for bit every way.
+@pytest.mark.parametrize("dtype", [np.int32, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [700, 1100, 1408])
+def test_flow_plan_extra_workers(n, dtype, rng, monkeypatch, capfd):
+    if not sm90():
+        pytest.skip("the flow plan needs compute capability 9.0")
+    g = random_graph(n, dtype, rng)
+    if np.dtype(dtype).kind == "f":
+        plus_fraction(g)
+    extra = "and more on the SMs its clusters leave free"
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    assert "plan flow" in line
+    assert (extra in line) == (n > FLOW_EXTRA_MIN_N)
+    assert_same(got, cpu_solve(g))
+    monkeypatch.setenv("APSP_CUDA_FLOW_EXTRA", "1" if n <= FLOW_EXTRA_MIN_N else "0")
+    other, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    assert (extra in line) == (n <= FLOW_EXTRA_MIN_N)
+    np.testing.assert_array_equal(other, got)
+    monkeypatch.setenv("APSP_CUDA_FLOW_EXTRA", "1")
+    monkeypatch.setenv("APSP_CUDA_PDL", "0")
+    other, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    assert extra not in line
+    np.testing.assert_array_equal(other, got)
 
 
 def test_cluster_plan_refuses_large_n(rng, monkeypatch):
@@ -595,7 +627,7 @@ def test_nonnegative_float32_min3_step(plan, n, zeros, rng, capfd, monkeypatch):
     if zeros:  # zero-weight edges, and so zero-weight cycles
         g[rng.random((n, n)) < 0.05] = 0
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
-    if plan != "auto" or n > 1152 or (n > 256 and not sm90()):
+    if plan != "auto" or n > FLOW_MAX_N or (n > 256 and not sm90()):
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
     elif n > 256:  # auto: the flow plan (no min3 step); n <= 256: the one-cluster plan
         said = flow_workers_said(n)

@@ -1,7 +1,7 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
 // phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block),
-// n <= 256 (one thread-block cluster) and, 4-byte types, 256 < n <= 1152 (the flow plan, the
+// n <= 256 (one thread-block cluster) and, 4-byte types, 256 < n <= 1408 (the flow plan, the
 // pivot chain on one cluster and the rest as dataflow items: choose_tiles), the argmin plan's
 // predecessor check and its fallback (solve_argmin), CUDA-graph replay for small n, and the
 // entry points of apsp.hpp.
@@ -189,7 +189,9 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // it beat the round loop at every n measured, ragged or not (H100, int32, flow / k64w, us: 257
 // 86.1 / 90.6, 289 87.7 / 94.1, 330 99.8 / 108.2, 470 127.2 / 140.2, 512 99.0 / 120.5, 577
 // 154.6 / 178.8, 768 144.8 / 179.0, 832 167.2 / 198.1), and with two above (1024 222.7 / 241.7,
-// 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session), except with
+// 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session) and, with more
+// workers on the SMs its clusters leave free past n = 1024 (flow_extra), up to 1408 (1152 252.7 /
+// 311.9, 1280 318.0 / 376.1, 1408 422.6 / 436.6; 1536 538.3 / 517.2 lost; twenty-first), except with
 // two workers on a matrix whose rows are not 16-byte aligned (`aligned`; a device array's own
 // layout: a host solve's working matrix always is), where element-by-element copies made it lose
 // (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1 against 244.5 with ld 1000). With
@@ -198,7 +200,7 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-constexpr int64_t kFlowMaxN = 1152, kFlowOneWorkerMaxN = 832;  // flow_workers
+constexpr int64_t kFlowMaxN = 1408, kFlowOneWorkerMaxN = 832, kFlowExtraMinN = 1024;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
                    bool flow_ok, bool aligned) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
@@ -364,6 +366,7 @@ struct Job {
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
   bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
   int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
+  bool flow_extra = false;  // and its workers on the SMs its clusters leave free (flow_extra)
 };
 
 // The attribute of a programmatic dependent launch (`launch`, enqueue_flow).
@@ -667,6 +670,23 @@ int flow_workers(int64_t n) {
   return n <= kFlowOneWorkerMaxN ? 1 : 2;
 }
 
+// Whether the flow plan puts more workers on the SMs that its clusters leave free
+// (flow.cuh: flow_extra_kernel; it needs programmatic dependent launch). Measured on an H100
+// (int32, flow plan forced, us, without / with; GPU_NOTES.md, twenty-first session): past
+// n = kFlowExtraMinN the rounds' items outnumber the workers (1088 240.2 / 234.0, 1152 273.1 /
+// 252.7, 1280 374.0 / 318.0, 1408 485.1 / 422.6); up to it the extra launch costs more than
+// they give (512 96.7 / 99.0, 1024 218.6 / 220.5, float32 1024 244.6 / 251.3).
+// APSP_CUDA_FLOW_EXTRA=0|1 forces it (benchmarks and tests).
+bool flow_extra(int64_t n) {
+  if (const char* v = std::getenv("APSP_CUDA_FLOW_EXTRA")) {
+    const std::string e = v;
+    if (e == "0" || e == "1") return e == "1";
+    throw ValueError("APSP_CUDA_FLOW_EXTRA=" + e +
+                     " is not a switch; supported: 0, 1 (or leave it unset)");
+  }
+  return n > kFlowExtraMinN;
+}
+
 // The flow plan's counters (flow.cuh: Flow::counter_bytes), cleared on the stream before the
 // rules, so that only the rules lie between the clearing and the flow kernel (enqueue_flow).
 std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
@@ -680,8 +700,8 @@ std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
 // (more would only wait to claim); finalize included. With Job::pdl it is launched while the
 // kernel before it (the rules) runs: its blocks elect the chain, then wait for that kernel in
 // wait_for_previous_grid, so its launch latency overlaps the rules (1.2 us at n = 1024, H100;
-// GPU_NOTES.md, twentieth session). With Job::pdl too, flow_extra_kernel puts more workers on
-// the SMs that the clusters leave free.
+// GPU_NOTES.md, twentieth session). With Job::flow_extra (which needs Job::pdl),
+// flow_extra_kernel puts more workers on the SMs that the clusters leave free.
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBuffer& counters,
                   DeviceStats* st, int64_t* negative) {
@@ -697,7 +717,7 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBu
   unsigned* c = static_cast<unsigned*>(counters.ptr);
   APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, one ? flow_kernel<T, 1> : flow_kernel<T, 2>, d, job.n,
                                      job.ld, aligned, c, st, negative));
-  if (job.pdl && grid.extra > 0)
+  if (job.flow_extra)
     launch("flow_extra_kernel", one ? flow_extra_kernel<T, 1> : flow_extra_kernel<T, 2>,
            dim3(unsigned(grid.extra)), dim3(Flow::threads), Flow::smem_bytes<T>(), stream, true,
            d, job.n, job.ld, aligned, c, st, negative);
@@ -1262,7 +1282,15 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // Programmatic dependent launch in the round loop and the flow plan; APSP_CUDA_PDL=0 launches
   // without it (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
-  if (tiles == Tiles::flow) job.flow_workers = flow_workers(n);  // a bad override raises here
+  if (tiles == Tiles::flow) {  // a bad override raises here
+    job.flow_workers = flow_workers(n);
+    job.flow_extra = flow_extra(n) && job.pdl && [&] {
+      if constexpr (sizeof(T) == 4)
+        return flow_grid<T>(device).extra > 0;
+      else
+        return false;
+    }();
+  }
   const bool min3_on_device =
       std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
   const bool min3 = (min3_fits && !twin && min3_ok) || min3_on_device;
@@ -1273,7 +1301,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }
   const bool trace = std::getenv("APSP_CUDA_TRACE") != nullptr;
   if (trace)  // diagnostics, and how the tests see which plan ran
-    std::fprintf(stderr, "apsp cuda: plan %s, %s%s, n = %lld\n", tiles_name(tiles),
+    std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  twin               ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
@@ -1281,6 +1309,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                  : tiles != Tiles::flow ? ""
                  : job.flow_workers == 1 ? " with one worker per block"
                                          : " with two workers per block",
+                 job.flow_extra ? " and more on the SMs its clusters leave free" : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {
     with_tiles<T>(tiles, twin, min3, [&](auto plan) {

@@ -1,5 +1,6 @@
 // The whole blocked Floyd-Warshall of 256 < n <= Flow::max_n (4-byte types) in one launch: the
-// pivot chain on one thread-block cluster, the rest as dataflow items on every other SM.
+// pivot chain on one thread-block cluster, the rest as dataflow items on every other SM (a second
+// launch, flow_extra_kernel, takes the SMs that no cluster fits on).
 //
 // Why: at these sizes a round's phase 3 fills the GPU for a few microseconds, and the round loop
 // (engine.cu) is bound by the chain of each round instead (the next pivot tile's update, its
@@ -29,7 +30,8 @@
 //           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
 // in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or each
-// half of it, 8 x 4) everywhere else, and on the chain's blocks once the chain is done:
+// half of it, 8 x 4) everywhere else, on the chain's blocks once the chain is done, and on the
+// SMs that the clusters leave free (flow_extra_kernel, engine.cu: flow_extra):
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
 //         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
 //         band of (r, r + 1), whose panel R1 is an item.
