@@ -610,6 +610,13 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
 #endif
 }
 
+// The counters (Flow::counter_bytes): [0] the claim counter, [1] the chain's election, then per
+// tile its version, then per tile its count of readers.
+__device__ __forceinline__ unsigned* flow_versions(unsigned* counters) { return counters + 2; }
+__device__ __forceinline__ unsigned* flow_readers(unsigned* counters, int nb) {
+  return counters + 2 + nb * nb;
+}
+
 // The workers' loop (flow_kernel, flow_extra_kernel): claim the next item, skip the chain's,
 // run it; until none is left. `counters`: Flow::counter_bytes(nb).
 template <class T, int W>
@@ -620,8 +627,8 @@ __device__ __forceinline__ void flow_work(T* __restrict__ d, int64_t n, int64_t 
   __shared__ FlowItem item[W];  // a worker's next item; i < 0: none left
   const int nb = int((n + K - 1) / K);
   const int64_t total = Flow::items(nb);
-  unsigned* version = counters + 2;
-  unsigned* readers = version + nb * nb;
+  unsigned* version = flow_versions(counters);
+  unsigned* readers = flow_readers(counters, nb);
   const Workers<W> hf;
   T* As = smem + 2 * hf.h * K * LD;
   T* Bs = As + K * LD;
@@ -669,7 +676,8 @@ __global__ void __launch_bounds__(Flow::threads)
   wait_for_previous_grid();
   if (chain) {
     const int nb = int((n + Flow::K - 1) / Flow::K);
-    chain_run(d, n, ld, aligned, nb, counters + 2, counters + 2 + nb * nb, smem, st, negative);
+    chain_run(d, n, ld, aligned, nb, flow_versions(counters), flow_readers(counters, nb), smem, st,
+              negative);
   }
   flow_work<T, W>(d, n, ld, aligned, counters, smem, st, negative);
 #else
