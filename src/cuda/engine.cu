@@ -1252,13 +1252,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
-  const bool flow_ok = [&] {
+  // The flow plan's grid on this GPU where the plan could run (4-byte types, no predecessors);
+  // none elsewhere.
+  const FlowGrid flow_shape = [&] {
     if constexpr (sizeof(T) == 4)
-      return !pred.data && n > ClusterShape::max_n && n <= Flow::max_n &&
-             flow_grid<T>(device).clusters >= 2;
-    else
-      return false;
+      if (!pred.data && n > ClusterShape::max_n && n <= Flow::max_n) return flow_grid<T>(device);
+    return FlowGrid{};
   }();
+  const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
   const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok,
                                    flow_ok, aligned);
@@ -1284,12 +1285,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);
-    job.flow_extra = flow_extra(n) && job.pdl && [&] {
-      if constexpr (sizeof(T) == 4)
-        return flow_grid<T>(device).extra > 0;
-      else
-        return false;
-    }();
+    job.flow_extra = flow_extra(n) && job.pdl && flow_shape.extra > 0;
   }
   const bool min3_on_device =
       std::is_same_v<T, float> && !scan && !twin && n > kGraphMaxN && min3_ok;
