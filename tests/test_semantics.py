@@ -275,7 +275,7 @@ def test_progress_without_tqdm_prints_a_stderr_line():
 def test_gil_is_released_while_computing():
     # While one thread solves, this thread keeps running Python. If the solve held the GIL,
     # the longest gap between two iterations here would be the whole solve.
-    g = random_graph(np.random.default_rng(3), 1500, np.float32, density=0.5)
+    g = random_graph(np.random.default_rng(3), 3000, np.float32, density=0.5)
     box = {}
 
     def work():
