@@ -654,6 +654,17 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
   }
 }
 
+// An override of a two-way choice of the flow plan: -1 where `name` is unset, 0 or 1 where it
+// holds `first` or `second`; any other value raises, naming it and what `name` takes.
+int two_way_override(const char* name, const char* what, const char* first, const char* second) {
+  const char* v = std::getenv(name);
+  if (!v) return -1;
+  const std::string value = v;
+  if (value == first || value == second) return value == first ? 0 : 1;
+  throw ValueError(std::string(name) + "=" + value + " is not " + what + "; supported: " + first +
+                   ", " + second + " (or leave it unset)");
+}
+
 // Workers per block of the flow plan (flow.cuh: Workers). Measured on an H100 (int32, us, one
 // worker / two; GPU_NOTES.md, eighteenth session): up to n = kFlowOneWorkerMaxN the chain waits
 // on the workers' items, and whole-block items, each at the SM's full rate, shorten that wait;
@@ -661,12 +672,9 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
 // gives more items a microsecond, which is what the bigger rounds need.
 // APSP_CUDA_FLOW_WORKERS=1|2 forces it (benchmarks and tests).
 int flow_workers(int64_t n) {
-  if (const char* v = std::getenv("APSP_CUDA_FLOW_WORKERS")) {
-    const std::string w = v;
-    if (w == "1" || w == "2") return w == "1" ? 1 : 2;
-    throw ValueError("APSP_CUDA_FLOW_WORKERS=" + w +
-                     " is not a number of workers per block; supported: 1, 2 (or leave it unset)");
-  }
+  const int forced =
+      two_way_override("APSP_CUDA_FLOW_WORKERS", "a number of workers per block", "1", "2");
+  if (forced >= 0) return forced + 1;
   return n <= kFlowOneWorkerMaxN ? 1 : 2;
 }
 
@@ -678,12 +686,8 @@ int flow_workers(int64_t n) {
 // they give (512 96.7 / 99.0, 1024 218.6 / 220.5, float32 1024 244.6 / 251.3).
 // APSP_CUDA_FLOW_EXTRA=0|1 forces it (benchmarks and tests).
 bool flow_extra(int64_t n) {
-  if (const char* v = std::getenv("APSP_CUDA_FLOW_EXTRA")) {
-    const std::string e = v;
-    if (e == "0" || e == "1") return e == "1";
-    throw ValueError("APSP_CUDA_FLOW_EXTRA=" + e +
-                     " is not a switch; supported: 0, 1 (or leave it unset)");
-  }
+  const int forced = two_way_override("APSP_CUDA_FLOW_EXTRA", "a switch", "0", "1");
+  if (forced >= 0) return forced == 1;
   return n > kFlowExtraMinN;
 }
 
