@@ -214,31 +214,34 @@ def main() -> int:
             time_with_env(random_graph(n, dtype), 50, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
 
-    # ---- 256 < n <= 1408, 4-byte types: the flow plan against the round loop forced ---------------
+    # ---- 256 < n <= 1728, 4-byte types: the flow plan against the round loop forced ---------------
     for dtype, n in (("int32", 512), ("int32", 1024), ("float32", 1024)):
         add("apsp-gpu-plan", dtype, n,
             time_with_env(random_graph(n, dtype), 30, False, APSP_CUDA_TILES="k64w"),
             "round loop forced (APSP_CUDA_TILES=k64w, CUDA graph of 64-wide rounds), checks off")
 
     # The flow plan's workers per block (engine.cu: flow_workers): the whole block up to n = 832,
-    # two halves above; the engine's choice against the other one forced, on the same graph.
-    for dtype, n in (("int32", 512), ("int32", 768), ("int32", 1024), ("float32", 1024)):
+    # two groups of 128 threads up to 1280, three above; the engine's choice against the next
+    # one forced, on the same graph.
+    words = {1: "one", 2: "two", 3: "three"}
+    for dtype, n in (("int32", 512), ("int32", 768), ("int32", 1024), ("float32", 1024),
+                     ("int32", 1408), ("float32", 1408)):
         orig = random_graph(n, dtype)
-        chosen, other = (1, 2) if n <= 832 else (2, 1)
+        chosen, other = (1, 2) if n <= 832 else (2, 1) if n <= 1280 else (3, 2)
         auto = time_device(orig, 30, checks=False)
         forced = time_with_env(orig, 30, False, APSP_CUDA_FLOW_WORKERS=str(other))
         no_pdl = time_with_env(orig, 30, False, APSP_CUDA_PDL="0")  # launched after the rules
         add("apsp-gpu-flow", dtype, n, auto,
-            f"checks off, the flow plan with {'one worker' if chosen == 1 else 'two workers'} per "
-            f"block (the engine's choice): {forced / auto:.2f}x faster than "
-            f"{'one' if other == 1 else 'two'} on the same graph (APSP_CUDA_FLOW_WORKERS={other}: "
-            f"{forced * 1e6:.1f} us); its launch overlapping the rules kernel (programmatic "
-            f"dependent launch): {no_pdl / auto:.3f}x faster than after it (APSP_CUDA_PDL=0: "
-            f"{no_pdl * 1e6:.1f} us)")
+            f"checks off, the flow plan with {words[chosen]} worker{'s' * (chosen > 1)} per "
+            f"block (the engine's choice): {forced / auto:.2f}x faster than {words[other]} on the "
+            f"same graph (APSP_CUDA_FLOW_WORKERS={other}: {forced * 1e6:.1f} us); its launch "
+            f"overlapping the rules kernel (programmatic dependent launch): {no_pdl / auto:.3f}x "
+            f"faster than after it (APSP_CUDA_PDL=0: {no_pdl * 1e6:.1f} us)")
 
     # Past n = 1024 the flow plan puts more workers on the SMs that its clusters leave free
     # (engine.cu: flow_extra); against it switched off and the round loop forced, on the same graph.
-    for dtype, n in (("int32", 1152), ("int32", 1280), ("int32", 1408), ("float32", 1280)):
+    for dtype, n in (("int32", 1152), ("int32", 1280), ("int32", 1536), ("int32", 1664),
+                     ("float32", 1280), ("float32", 1536)):
         orig = random_graph(n, dtype)
         auto = time_device(orig, 30, checks=False)
         without = time_with_env(orig, 30, False, APSP_CUDA_FLOW_EXTRA="0")

@@ -9,8 +9,9 @@ change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
-n = 260 and 300, with one worker per block as the engine picks, again with two, and again with
-the workers on the SMs its clusters leave free forced on: flow.cuh, flow_extra_kernel).
+n = 260 and 300, with one worker per block as the engine picks, again with two and with three,
+and again with the workers on the SMs its clusters leave free forced on: flow.cuh,
+flow_extra_kernel).
 --no-cluster runs those sizes on the 64-wide round loop instead, for racecheck: it reports hazards
 in the cluster kernel between accesses that a __syncthreads orders, each report we read naming one
 of the 64 threads that close the next pivot tile on named barrier 1 and one of the others; the same
@@ -102,7 +103,8 @@ def check_all(predecessors: bool) -> int:
                 checked += 1
             if dtype in (np.int32, np.float32) and n > 256 and plan_is_auto() and not NO_CLUSTER:
                 # the flow plan, with what the engine does not pick at these sizes
-                for var, value in (("APSP_CUDA_FLOW_WORKERS", "2"), ("APSP_CUDA_FLOW_EXTRA", "1")):
+                for var, value in (("APSP_CUDA_FLOW_WORKERS", "2"), ("APSP_CUDA_FLOW_WORKERS", "3"),
+                                   ("APSP_CUDA_FLOW_EXTRA", "1")):
                     os.environ[var] = value
                     try:
                         same = np.array_equal(solve(view, "cuda")[0], solve(g, "cpu")[0])

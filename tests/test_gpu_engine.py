@@ -180,7 +180,8 @@ def test_cluster_plan_view_alignment(torch, first, dtype, rng, monkeypatch):
 
 @pytest.mark.parametrize("n, plan", [(64, "small"), (65, "cluster"), (200, "cluster"),
                                      (256, "cluster"), (257, "flow"), (289, "flow"), (330, "flow"),
-                                     (833, "flow"), (1408, "flow"), (1409, "k64w")])
+                                     (833, "flow"), (1408, "flow"), (1728, "flow"),
+                                     (1729, "k64w")])
 def test_plan_by_size(n, plan, rng, capfd):
     if plan in ("cluster", "flow") and not sm90():
         plan = "k64w"
@@ -205,18 +206,19 @@ def test_plan_by_alignment(torch, n, pad, first, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
-# 256 < n <= 1408, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
+# 256 < n <= 1728, 4-byte types: the flow plan (flow.cuh): one launch, the pivot chain on one
 # cluster of 16 blocks and the rest as work items on every other SM, claimed in order. Forced from
 # n = 257 to its largest, 4096 (64 tile rows): ragged last tiles, 5 to 64 tile rows, the rules
 # and negative edges; integers bit for bit as the 64-wide round loop (the same sums and minima).
 FLOW_SIZES = [257, 300, 383, 449, 513, 700, 1000, 1024, 1100, 2100, 4096]
-FLOW_ONE_WORKER_MAX_N = 832  # engine.cu: flow_workers
-FLOW_MAX_N, FLOW_EXTRA_MIN_N = 1408, 1024  # engine.cu: choose_tiles, flow_extra
+FLOW_ONE_WORKER_MAX_N, FLOW_TWO_WORKERS_MAX_N = 832, 1280  # engine.cu: flow_workers
+FLOW_MAX_N, FLOW_EXTRA_MIN_N = 1728, 1024  # engine.cu: choose_tiles, flow_extra
+WORKERS_SAID = {1: "one worker", 2: "two workers", 3: "three workers"}
 
 
 def flow_workers_said(n: int) -> str:
     """How the trace line names the flow plan's workers per block at n, unforced."""
-    return "one worker" if n <= FLOW_ONE_WORKER_MAX_N else "two workers"
+    return WORKERS_SAID[1 if n <= FLOW_ONE_WORKER_MAX_N else 2 if n <= FLOW_TWO_WORKERS_MAX_N else 3]
 
 
 def assert_flow_equals_round_loop(got: np.ndarray, g: np.ndarray, monkeypatch) -> None:
@@ -285,18 +287,20 @@ def test_flow_plan_refuses(dtype, n, rng, monkeypatch):
     np.testing.assert_array_equal(g, before)
 
 
-# Workers per block of the flow plan: the whole block up to n = 832, two halves above
-# (engine.cu: flow_workers); APSP_CUDA_FLOW_WORKERS=1|2 forces either, here each at the other's
-# sizes, integers bit for bit as the 64-wide round loop.
+# Workers per block of the flow plan: the whole block up to n = 832, two groups of 128 threads up
+# to 1280, three above (engine.cu: flow_workers); APSP_CUDA_FLOW_WORKERS=1|2|3 forces each, here
+# at the others' sizes, integers bit for bit as the 64-wide round loop.
 @pytest.mark.parametrize("n, workers", [(300, None), (832, None), (833, None), (1152, None),
-                                        (300, 2), (700, 2), (1024, 1), (2100, 1)])
+                                        (1280, None), (1281, None), (1728, None), (300, 2),
+                                        (700, 2), (1024, 1), (2100, 1), (300, 3), (1000, 3),
+                                        (1408, 2), (2100, 2)])
 def test_flow_workers(n, workers, rng, monkeypatch, capfd):
     if not sm90():
         pytest.skip("the flow plan needs compute capability 9.0")
     monkeypatch.setenv("APSP_CUDA_TILES", "flow")
     if workers:
         monkeypatch.setenv("APSP_CUDA_FLOW_WORKERS", str(workers))
-    said = {None: flow_workers_said(n), 1: "one worker", 2: "two workers"}[workers]
+    said = WORKERS_SAID[workers] if workers else flow_workers_said(n)
     for dtype in (np.int32, np.float32):
         g = random_graph(n, dtype, rng)
         got, line = trace_of(capfd, lambda: gpu_host_solve(g))
@@ -307,8 +311,8 @@ def test_flow_workers(n, workers, rng, monkeypatch, capfd):
 
 
 @pytest.mark.parametrize("var, value, message", [
-    ("APSP_CUDA_FLOW_WORKERS", "3", r"APSP_CUDA_FLOW_WORKERS=3 is not a number of workers per "
-                                    r"block; supported: 1, 2"),
+    ("APSP_CUDA_FLOW_WORKERS", "4", r"APSP_CUDA_FLOW_WORKERS=4 is not a number of workers per "
+                                    r"block; supported: 1, 2, 3 \(or leave it unset\)"),
     ("APSP_CUDA_FLOW_EXTRA", "yes", r"APSP_CUDA_FLOW_EXTRA=yes is not a switch; supported: 0, 1")])
 def test_flow_overrides_refused(torch, var, value, message, rng, monkeypatch):
     """A bad override fails before any kernel touches the matrix, even in place on the device."""
@@ -332,7 +336,7 @@ def test_flow_overrides_refused(torch, var, value, message, rng, monkeypatch):
 # APSP_CUDA_FLOW_EXTRA=0|1 forces it off or on, here each at the other's sizes; without
 # programmatic dependent launch there is none. The same results bit for bit every way.
 @pytest.mark.parametrize("dtype", [np.int32, np.float32], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("n", [700, 1100, 1408])
+@pytest.mark.parametrize("n", [700, 1100, 1408, 1700])
 def test_flow_plan_extra_workers(n, dtype, rng, monkeypatch, capfd):
     if not sm90():
         pytest.skip("the flow plan needs compute capability 9.0")
@@ -893,10 +897,10 @@ def test_nan_and_overflow_are_refused_before_solving():
         gpu_host_solve(big)
 
 
-@pytest.mark.parametrize("n", [300, 1500])
+@pytest.mark.parametrize("n", [300, 2000])
 def test_repeated_calls_same_buffer(torch, n, rng):
     buf = torch.empty((n, n), dtype=torch.int32, device="cuda")
-    for _ in range(3):  # 300: the flow plan, its counters cleared each call; 1500: a cached CUDA graph
+    for _ in range(3):  # 300: the flow plan, its counters cleared each call; 2000: a cached CUDA graph
         g = random_graph(n, np.int32, rng)
         buf.copy_(torch.from_numpy(g))
         s = torch.cuda.current_stream()
@@ -954,8 +958,9 @@ def test_too_large_for_the_gpu_is_memory_error(tmp_path):
 
 
 # Rounds are reported as the GPU finishes them (engine.cu, Progress: events a few reports behind
-# the queue's head), in order, ending at the total; 64-wide rounds and super-rounds of 4 blocks.
-@pytest.mark.parametrize("n", [1500, 4500])
+# the queue's head), in order, ending at the total; 64-wide rounds (past the flow plan's one
+# launch, n <= FLOW_MAX_N) and super-rounds of 4 blocks.
+@pytest.mark.parametrize("n", [2000, 4500])
 def test_progress_reports_rounds(n, rng):
     g = random_graph(n, np.float32, rng)
     seen: list[tuple[int, int]] = []

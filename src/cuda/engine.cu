@@ -1,7 +1,7 @@
 // CUDA engine: the launch plan (tile shape by n and, with predecessors, by the weights), the one
 // run-time -> compile-time dispatch (dtype x tile shape), the round loop (phase 1 pivot closure,
 // phase 2 pivot panels, phase 3 min-plus GEMM), the one-launch solves for n <= 64 (one block),
-// n <= 256 (one thread-block cluster) and, 4-byte types, 256 < n <= 1408 (the flow plan, the
+// n <= 256 (one thread-block cluster) and, 4-byte types, 256 < n <= 1728 (the flow plan, the
 // pivot chain on one cluster and the rest as dataflow items: choose_tiles), the argmin plan's
 // predecessor check and its fallback (solve_argmin), CUDA-graph replay for small n, and the
 // entry points of apsp.hpp.
@@ -18,6 +18,7 @@
 #include <exception>
 #include <cstring>
 #include <deque>
+#include <initializer_list>
 #include <limits>
 #include <list>
 #include <memory>
@@ -190,9 +191,12 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // 86.1 / 90.6, 289 87.7 / 94.1, 330 99.8 / 108.2, 470 127.2 / 140.2, 512 99.0 / 120.5, 577
 // 154.6 / 178.8, 768 144.8 / 179.0, 832 167.2 / 198.1), and with two above (1024 222.7 / 241.7,
 // 1152 281.8 / 314.2; 1280 386.2 / 371.7 lost; GPU_NOTES.md, eighteenth session) and, with more
-// workers on the SMs its clusters leave free past n = 1024 (flow_extra), up to 1408 (1152 252.7 /
-// 311.9, 1280 318.0 / 376.1, 1408 422.6 / 436.6; 1536 538.3 / 517.2 lost; twenty-first), except with
-// two workers on a matrix whose rows are not 16-byte aligned (`aligned`; a device array's own
+// workers on the SMs its clusters leave free past n = 1024 (flow_extra; 1152 252.7 / 311.9, 1280
+// 318.0 / 376.1, 1408 422.6 / 436.6; 1536 538.3 / 517.2 lost; twenty-first) and three workers per
+// block past 1280 (flow_workers), up to kFlowMaxN (1408 375.7 / 434.1, 1536 447.0 / 513.5, 1664
+// 568.3 / 590.7; 1792 707.9 / 693.8 lost; float32 1536 517.1 / 622.4, 1792 815.1 / 825.1;
+// twenty-third), except with
+// two or three workers on a matrix whose rows are not 16-byte aligned (`aligned`; a device array's own
 // layout: a host solve's working matrix always is), where element-by-element copies made it lose
 // (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1 against 244.5 with ld 1000). With
 // predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
@@ -200,7 +204,8 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
 // (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
-constexpr int64_t kFlowMaxN = 1408, kFlowOneWorkerMaxN = 832, kFlowExtraMinN = 1024;
+constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
+                  kFlowExtraMinN = 1024;
 Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
                    bool flow_ok, bool aligned) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
@@ -481,13 +486,14 @@ int resident_clusters(void (*kernel)(Params...), const cudaLaunchConfig_t& cfg) 
 
 // The flow plan's launch configuration (flow.cuh): `clusters` clusters of Flow::G blocks.
 template <class T>
-cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
-  return cluster_launch(clusters * unsigned(Flow::G), unsigned(Flow::G), Flow::threads,
+cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr,
+                               unsigned threads = Flow::threads) {
+  return cluster_launch(clusters * unsigned(Flow::G), unsigned(Flow::G), threads,
                         Flow::smem_bytes<T>(), stream, attr);
 }
 
 // The flow plan's grid on `device` (flow.cuh): how many of its clusters the GPU holds at once,
-// with one or two workers per block (0: none, or not compute capability 9.0), and how many SMs
+// with one, two or three workers per block (0: none, or not compute capability 9.0), and how many SMs
 // they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels' attributes. Once
 // per device and dtype.
 struct FlowGrid {
@@ -504,12 +510,14 @@ FlowGrid flow_grid(int device) {
   if (sm90(device)) {
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
-    g.clusters = std::min(resident_clusters(flow_kernel<T, 1>, cfg),
-                          resident_clusters(flow_kernel<T, 2>, cfg));
+    const cudaLaunchConfig_t cfg3 = flow_config<T>(1, nullptr, attr, Workers<3>::block);
+    g.clusters = std::min({resident_clusters(flow_kernel<T, 1>, cfg),
+                           resident_clusters(flow_kernel<T, 2>, cfg),
+                           resident_clusters(flow_kernel<T, 3>, cfg3)});
     int sms = 0;
     APSP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     g.extra = std::max(0, std::min(255, sms - g.clusters * Flow::G));
-    for (auto kernel : {flow_extra_kernel<T, 1>, flow_extra_kernel<T, 2>})
+    for (auto kernel : {flow_extra_kernel<T, 1>, flow_extra_kernel<T, 2>, flow_extra_kernel<T, 3>})
       APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            int(Flow::smem_bytes<T>())));
   }
@@ -654,28 +662,37 @@ void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& pa
   }
 }
 
-// An override of a two-way choice of the flow plan: -1 where `name` is unset, 0 or 1 where it
-// holds `first` or `second`; any other value raises, naming it and what `name` takes.
-int two_way_override(const char* name, const char* what, const char* first, const char* second) {
+// An override of a choice of the flow plan: -1 where `name` is unset, else the index in `values`
+// of the value it holds; any other value raises, naming it and what `name` takes.
+int choice_override(const char* name, const char* what, std::initializer_list<const char*> values) {
   const char* v = std::getenv(name);
   if (!v) return -1;
   const std::string value = v;
-  if (value == first || value == second) return value == first ? 0 : 1;
-  throw ValueError(std::string(name) + "=" + value + " is not " + what + "; supported: " + first +
-                   ", " + second + " (or leave it unset)");
+  std::string names;
+  int i = 0;
+  for (const char* x : values) {
+    if (value == x) return i;
+    names += std::string(i++ ? ", " : "") + x;
+  }
+  throw ValueError(std::string(name) + "=" + value + " is not " + what + "; supported: " + names +
+                   " (or leave it unset)");
 }
 
 // Workers per block of the flow plan (flow.cuh: Workers). Measured on an H100 (int32, us, one
 // worker / two; GPU_NOTES.md, eighteenth session): up to n = kFlowOneWorkerMaxN the chain waits
 // on the workers' items, and whole-block items, each at the SM's full rate, shorten that wait;
 // above it the two halves' overlap of one item's loads and waits with the other's arithmetic
-// gives more items a microsecond, which is what the bigger rounds need.
-// APSP_CUDA_FLOW_WORKERS=1|2 forces it (benchmarks and tests).
+// gives more items a microsecond, which is what the bigger rounds need. Past
+// kFlowTwoWorkersMaxN three workers of 128 threads overlap more of it (two / three, us;
+// twenty-third session: 1024 218.9 / 263.5, 1280 315.2 / 327.2, 1344 363.0 / 351.6, 1408 418.4 /
+// 375.7, 1536 532.2 / 447.0; float32 1408 466.4 / 448.0): the chain waits on longer items, so
+// only where the rounds' items outnumber the workers. APSP_CUDA_FLOW_WORKERS=1|2|3 forces it
+// (benchmarks and tests).
 int flow_workers(int64_t n) {
   const int forced =
-      two_way_override("APSP_CUDA_FLOW_WORKERS", "a number of workers per block", "1", "2");
+      choice_override("APSP_CUDA_FLOW_WORKERS", "a number of workers per block", {"1", "2", "3"});
   if (forced >= 0) return forced + 1;
-  return n <= kFlowOneWorkerMaxN ? 1 : 2;
+  return n <= kFlowOneWorkerMaxN ? 1 : n <= kFlowTwoWorkersMaxN ? 2 : 3;
 }
 
 // Whether the flow plan puts more workers on the SMs that its clusters leave free
@@ -686,7 +703,7 @@ int flow_workers(int64_t n) {
 // they give (512 96.7 / 99.0, 1024 218.6 / 220.5, float32 1024 244.6 / 251.3).
 // APSP_CUDA_FLOW_EXTRA=0|1 forces it (benchmarks and tests).
 bool flow_extra(int64_t n) {
-  const int forced = two_way_override("APSP_CUDA_FLOW_EXTRA", "a switch", "0", "1");
+  const int forced = choice_override("APSP_CUDA_FLOW_EXTRA", "a switch", {"0", "1"});
   if (forced >= 0) return forced == 1;
   return n > kFlowExtraMinN;
 }
@@ -709,21 +726,24 @@ std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBuffer& counters,
                   DeviceStats* st, int64_t* negative) {
-  const bool one = job.flow_workers == 1;
+  const int w = job.flow_workers;
+  const unsigned threads = w == 3 ? Workers<3>::block : Flow::threads;
   const FlowGrid grid = flow_grid<T>(device);
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(grid.clusters), stream, attr[0]);
+  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(grid.clusters), stream, attr[0], threads);
   attr[1] = programmatic_launch();
   cfg.attrs = attr;
   cfg.numAttrs = job.pdl ? 2 : 1;
   const bool aligned = rows_aligned<T>(job.d, job.ld);
   T* d = static_cast<T*>(job.d);
   unsigned* c = static_cast<unsigned*>(counters.ptr);
-  APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, one ? flow_kernel<T, 1> : flow_kernel<T, 2>, d, job.n,
-                                     job.ld, aligned, c, st, negative));
+  APSP_CUDA_CHECK(cudaLaunchKernelEx(
+      &cfg, w == 1 ? flow_kernel<T, 1> : w == 2 ? flow_kernel<T, 2> : flow_kernel<T, 3>, d, job.n,
+      job.ld, aligned, c, st, negative));
   if (job.flow_extra)
-    launch("flow_extra_kernel", one ? flow_extra_kernel<T, 1> : flow_extra_kernel<T, 2>,
-           dim3(unsigned(grid.extra)), dim3(Flow::threads), Flow::smem_bytes<T>(), stream, true,
+    launch("flow_extra_kernel",
+           w == 1 ? flow_extra_kernel<T, 1> : w == 2 ? flow_extra_kernel<T, 2> : flow_extra_kernel<T, 3>,
+           dim3(unsigned(grid.extra)), dim3(threads), Flow::smem_bytes<T>(), stream, true,
            d, job.n, job.ld, aligned, c, st, negative);
 }
 
@@ -1308,7 +1328,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""
                  : job.flow_workers == 1 ? " with one worker per block"
-                                         : " with two workers per block",
+                 : job.flow_workers == 2 ? " with two workers per block"
+                                         : " with three workers per block",
                  job.flow_extra ? " and more on the SMs its clusters leave free" : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {

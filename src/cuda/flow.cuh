@@ -29,8 +29,8 @@
 //           (the other SMs compute R1 from it). The three T tiles come from the other SMs with
 //           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
-// in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or each
-// half of it, 8 x 4) everywhere else, on the chain's blocks once the chain is done, and on the
+// in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or two or
+// three groups of 128 threads, 8 x 4) everywhere else, on the chain's blocks once the chain is done, and on the
 // SMs that the clusters leave free (flow_extra_kernel, engine.cu: flow_extra):
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
 //         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
@@ -191,13 +191,19 @@ __device__ __forceinline__ void store_group(T* d, int64_t n, int64_t ld, bool al
 
 // W workers per block (named barrier 1 + h each). W = 2: two halves of 128 threads, 8 x 4
 // elements per thread, two items in flight per SM, so that one half's loads, waits and stores
-// overlap the other's arithmetic: the most items a microsecond, for n >= 1024. W = 1: the whole
+// overlap the other's arithmetic: more items a microsecond, for n >= 1024. W = 3: a block of 384
+// threads, three such workers (at most 168 registers a thread): more items still but each one
+// longer, for the largest n, where the rounds' items outnumber the workers. W = 1: the whole
 // block, 4 x 4 per thread, one item at a time at the SM's full rate: the shortest items, for the
-// smaller n where the chain waits on items (engine.cu: flow_workers).
+// smaller n where the chain waits on items (engine.cu: flow_workers). The chain runs on a block's
+// first Flow::threads threads (its barriers count those); a block of three workers' other 128
+// wait through the chain's cluster barriers (flow_kernel) and then work.
 template <int W>
 struct Workers {
-  static_assert(W == 1 || W == 2, "one or two workers per block");
-  static constexpr int threads = Flow::threads / W, TM = 4 * W, TN = 4;
+  static_assert(W >= 1 && W <= 3, "one, two or three workers per block");
+  static constexpr int threads = W == 1 ? Flow::threads : Flow::threads / 2, TM = W == 1 ? 4 : 8,
+                       TN = 4;
+  static constexpr int block = threads * W;  // the block's threads
   int h, tid;
   __device__ Workers() : h(int(threadIdx.x) / threads), tid(int(threadIdx.x) % threads) {}
   __device__ void sync() const {
@@ -389,6 +395,8 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
   const int rank = int(cluster.block_rank());
   const int tid = threadIdx.x;
   constexpr int W = Flow::W_max;
+  // The chain's threads only (a block of three workers has 128 more, which wait: flow_kernel).
+  auto chain_sync = [] { asm volatile("bar.sync 0, %0;\n" ::"n"(Flow::threads) : "memory"); };
   T* Ps = smem;                // slices: P*_r (from L2)
   T* Zb = Ps + K * LD;         // block 0: Z, filled by the slices
   T* Yb = Ps + K * LD;         // slices: Y_r, a ring of four
@@ -445,7 +453,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     };
 #pragma unroll
     for (int a = 0; a < E; ++a) load_group_cg<T, E>(d, n, ld, aligned, E * ty + a, E * tx, c[a]);
-    close_tile_fast<T, K, E>(c, kw_of(0));
+    close_tile_fast<T, K, E, 5>(c, kw_of(0));
     publish(0);
     for (int r = 0; r + 1 < nb; ++r) {
       cluster.sync();  // B1: P*_r is in the matrix; round r - 1's rows are stored
@@ -457,7 +465,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       cluster.sync();  // B2: Z (tile r + 1 with round r) is in Zb
 #pragma unroll
       for (int a = 0; a < E; ++a) load_vec(Zb + (E * ty + a) * LD + E * tx, c[a]);
-      close_tile_fast<T, K, E>(c, kw_of(r + 1));
+      close_tile_fast<T, K, E, 5>(c, kw_of(r + 1));
       publish(r + 1);
     }
     cluster.sync();  // the last pivot tile and the slices' last rows are stored
@@ -520,7 +528,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
         store_vec(Ps + (e / (K / V)) * LD + (e % (K / V)) * V, v[q]);
       }
     }
-    __syncthreads();
+    chain_sync();
     if (row_thread) {  // step 1: C1 = X (x) P*_r, then Z = min(Z, C1 (x) Y)
       if (active) {
         T c[1][V];
@@ -629,6 +637,7 @@ __device__ __forceinline__ void flow_work(T* __restrict__ d, int64_t n, int64_t 
   const int64_t total = Flow::items(nb);
   unsigned* version = flow_versions(counters);
   unsigned* readers = flow_readers(counters, nb);
+  static_assert(size_t(2 * W * K * LD) * sizeof(T) <= Flow::smem_bytes<T>(), "two tiles a worker");
   const Workers<W> hf;
   T* As = smem + 2 * hf.h * K * LD;
   T* Bs = As + K * LD;
@@ -657,7 +666,7 @@ __device__ __forceinline__ void flow_work(T* __restrict__ d, int64_t n, int64_t 
 // Flow::G blocks, as many as the GPU holds at once. `counters`: Flow::counter_bytes(nb), zero.
 // `aligned`: d on 16 bytes and ld a multiple of 16 bytes. W: workers per block (Workers).
 template <class T, int W>
-__global__ void __launch_bounds__(Flow::threads)
+__global__ void __launch_bounds__(Workers<W>::block)
     flow_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
                 DeviceStats* st, int64_t* negative) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -676,8 +685,12 @@ __global__ void __launch_bounds__(Flow::threads)
   wait_for_previous_grid();
   if (chain) {
     const int nb = int((n + Flow::K - 1) / Flow::K);
-    chain_run(d, n, ld, aligned, nb, flow_versions(counters), flow_readers(counters, nb), smem, st,
-              negative);
+    if (threadIdx.x < Flow::threads) {
+      chain_run(d, n, ld, aligned, nb, flow_versions(counters), flow_readers(counters, nb), smem,
+                st, negative);
+    } else {  // a third worker's threads: through the chain's cluster barriers, then to work
+      for (int q = 0; q < 2 * (nb - 1) + 1; ++q) cluster.sync();
+    }
   }
   flow_work<T, W>(d, n, ld, aligned, counters, smem, st, negative);
 #else
@@ -692,7 +705,7 @@ __global__ void __launch_bounds__(Flow::threads)
 // on the stream sees the whole solve. Shared memory: Flow::smem_bytes<T>(), as the flow
 // kernel's (one block per SM, as measured).
 template <class T, int W>
-__global__ void __launch_bounds__(Flow::threads)
+__global__ void __launch_bounds__(Workers<W>::block)
     flow_extra_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool aligned, unsigned* counters,
                       DeviceStats* st, int64_t* negative) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
