@@ -195,9 +195,9 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // 318.0 / 376.1, 1408 422.6 / 436.6; 1536 538.3 / 517.2 lost; twenty-first) and three workers per
 // block past 1280 (flow_workers), up to kFlowMaxN (1408 375.7 / 434.1, 1536 447.0 / 513.5, 1664
 // 568.3 / 590.7; 1792 707.9 / 693.8 lost; float32 1536 517.1 / 622.4, 1792 815.1 / 825.1;
-// twenty-third), except with
-// two or three workers on a matrix whose rows are not 16-byte aligned (`aligned`; a device array's own
-// layout: a host solve's working matrix always is), where element-by-element copies made it lose
+// twenty-third), except with two or three workers on a matrix whose rows are not 16-byte aligned
+// (`aligned`; a device array's own layout: a host solve's working matrix always is), where
+// element-by-element copies made it lose
 // (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1 against 244.5 with ld 1000). With
 // predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
 // `argmin_fits` (floats, positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
@@ -493,8 +493,8 @@ cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunc
 }
 
 // The flow plan's grid on `device` (flow.cuh): how many of its clusters the GPU holds at once,
-// with one, two or three workers per block (0: none, or not compute capability 9.0), and how many SMs
-// they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels' attributes. Once
+// with one, two or three workers per block (0: none, or not compute capability 9.0), and how
+// many SMs they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels' attributes. Once
 // per device and dtype.
 struct FlowGrid {
   int clusters = 0, extra = 0;
