@@ -494,8 +494,8 @@ cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunc
 
 // The flow plan's grid on `device` (flow.cuh): how many of its clusters the GPU holds at once,
 // with one, two or three workers per block (0: none, or not compute capability 9.0), and how
-// many SMs they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels' attributes. Once
-// per device and dtype.
+// many SMs they leave free (flow_extra_kernel's blocks, one per SM). Sets the kernels'
+// attributes. Once per device and dtype.
 struct FlowGrid {
   int clusters = 0, extra = 0;
 };
@@ -742,7 +742,9 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBu
       job.ld, aligned, c, st, negative));
   if (job.flow_extra)
     launch("flow_extra_kernel",
-           w == 1 ? flow_extra_kernel<T, 1> : w == 2 ? flow_extra_kernel<T, 2> : flow_extra_kernel<T, 3>,
+           w == 1   ? flow_extra_kernel<T, 1>
+           : w == 2 ? flow_extra_kernel<T, 2>
+                    : flow_extra_kernel<T, 3>,
            dim3(unsigned(grid.extra)), dim3(threads), Flow::smem_bytes<T>(), stream, true,
            d, job.n, job.ld, aligned, c, st, negative);
 }
