@@ -218,7 +218,8 @@ WORKERS_SAID = {1: "one worker", 2: "two workers", 3: "three workers"}
 
 def flow_workers_said(n: int) -> str:
     """How the trace line names the flow plan's workers per block at n, unforced."""
-    return WORKERS_SAID[1 if n <= FLOW_ONE_WORKER_MAX_N else 2 if n <= FLOW_TWO_WORKERS_MAX_N else 3]
+    return WORKERS_SAID[1 if n <= FLOW_ONE_WORKER_MAX_N else 2 if n <= FLOW_TWO_WORKERS_MAX_N
+                        else 3]
 
 
 def assert_flow_equals_round_loop(got: np.ndarray, g: np.ndarray, monkeypatch) -> None:

@@ -30,8 +30,8 @@
 //           rounds up to r - 1.
 // Everything else is a work item (one tile, one or two rounds) claimed from an atomic counter
 // in a fixed order by workers (Workers<W>: the whole block, 4 x 4 elements per thread, or two or
-// three groups of 128 threads, 8 x 4) everywhere else, on the chain's blocks once the chain is done, and on the
-// SMs that the clusters leave free (flow_extra_kernel, engine.cu: flow_extra):
+// three groups of 128 threads, 8 x 4) everywhere else, on the chain's blocks once the chain is
+// done, and on the SMs that the clusters leave free (flow_extra_kernel, engine.cu: flow_extra):
 //   C(r): the panels of round r, each first applying round r - 1 itself where it does not
 //         hold it yet (the band); the chain's: the pivot, C1, C2, R2 with their bands, and the
 //         band of (r, r + 1), whose panel R1 is an item.
@@ -614,6 +614,8 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       }
     }
   }
+  // Block 0 and every slice pass 2 (nb - 1) + 1 cluster barriers in all, as flow_kernel's waiting
+  // threads do.
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
 #endif
 }
