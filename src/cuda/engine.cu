@@ -27,6 +27,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "apsp/apsp.hpp"
@@ -485,11 +486,22 @@ int resident_clusters(void (*kernel)(Params...), const cudaLaunchConfig_t& cfg) 
 }
 
 // The flow plan's launch configuration (flow.cuh): `clusters` clusters of Flow::G blocks.
-template <class T>
-cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr,
-                               unsigned threads = Flow::threads) {
-  return cluster_launch(clusters * unsigned(Flow::G), unsigned(Flow::G), threads,
+// With W workers per block (Workers<W>::block threads).
+template <class T, int W>
+cudaLaunchConfig_t flow_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attr) {
+  return cluster_launch(clusters * unsigned(Flow::G), unsigned(Flow::G), Workers<W>::block,
                         Flow::smem_bytes<T>(), stream, attr);
+}
+
+// f(std::integral_constant<int, W>{}) for each count of workers per block the flow plan has
+// (flow.cuh: Workers), or for the one equal to `w` only.
+template <class F, int... W>
+void each_flow_workers(F&& f, int w, std::integer_sequence<int, W...>) {
+  ((w == 0 || w == W ? f(std::integral_constant<int, W>{}) : void()), ...);
+}
+template <class F>
+void each_flow_workers(F&& f, int w = 0) {
+  each_flow_workers(f, w, std::integer_sequence<int, 1, 2, 3>{});
 }
 
 // The flow plan's grid on `device` (flow.cuh): how many of its clusters the GPU holds at once,
@@ -508,18 +520,19 @@ FlowGrid flow_grid(int device) {
   }
   FlowGrid g;
   if (sm90(device)) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = flow_config<T>(1, nullptr, attr);
-    const cudaLaunchConfig_t cfg3 = flow_config<T>(1, nullptr, attr, Workers<3>::block);
-    g.clusters = std::min({resident_clusters(flow_kernel<T, 1>, cfg),
-                           resident_clusters(flow_kernel<T, 2>, cfg),
-                           resident_clusters(flow_kernel<T, 3>, cfg3)});
+    g.clusters = std::numeric_limits<int>::max();
+    each_flow_workers([&](auto w) {
+      constexpr int W = decltype(w)::value;
+      cudaLaunchAttribute attr;
+      const cudaLaunchConfig_t cfg = flow_config<T, W>(1, nullptr, attr);
+      g.clusters = std::min(g.clusters, resident_clusters(flow_kernel<T, W>, cfg));
+      APSP_CUDA_CHECK(cudaFuncSetAttribute(flow_extra_kernel<T, W>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(Flow::smem_bytes<T>())));
+    });
     int sms = 0;
     APSP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     g.extra = std::max(0, std::min(255, sms - g.clusters * Flow::G));
-    for (auto kernel : {flow_extra_kernel<T, 1>, flow_extra_kernel<T, 2>, flow_extra_kernel<T, 3>})
-      APSP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(Flow::smem_bytes<T>())));
   }
   if (device < 64) known[device].store(1 + g.clusters + 256 * g.extra, std::memory_order_relaxed);
   return g;
@@ -726,27 +739,26 @@ std::unique_ptr<AsyncBuffer> flow_counters(int64_t n, cudaStream_t stream) {
 template <class T>
 void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBuffer& counters,
                   DeviceStats* st, int64_t* negative) {
-  const int w = job.flow_workers;
-  const unsigned threads = w == 3 ? Workers<3>::block : Flow::threads;
   const FlowGrid grid = flow_grid<T>(device);
-  cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = flow_config<T>(unsigned(grid.clusters), stream, attr[0], threads);
-  attr[1] = programmatic_launch();
-  cfg.attrs = attr;
-  cfg.numAttrs = job.pdl ? 2 : 1;
   const bool aligned = rows_aligned<T>(job.d, job.ld);
   T* d = static_cast<T*>(job.d);
   unsigned* c = static_cast<unsigned*>(counters.ptr);
-  APSP_CUDA_CHECK(cudaLaunchKernelEx(
-      &cfg, w == 1 ? flow_kernel<T, 1> : w == 2 ? flow_kernel<T, 2> : flow_kernel<T, 3>, d, job.n,
-      job.ld, aligned, c, st, negative));
-  if (job.flow_extra)
-    launch("flow_extra_kernel",
-           w == 1   ? flow_extra_kernel<T, 1>
-           : w == 2 ? flow_extra_kernel<T, 2>
-                    : flow_extra_kernel<T, 3>,
-           dim3(unsigned(grid.extra)), dim3(threads), Flow::smem_bytes<T>(), stream, true,
-           d, job.n, job.ld, aligned, c, st, negative);
+  each_flow_workers(
+      [&](auto w) {
+        constexpr int W = decltype(w)::value;
+        cudaLaunchAttribute attr[2];
+        cudaLaunchConfig_t cfg = flow_config<T, W>(unsigned(grid.clusters), stream, attr[0]);
+        attr[1] = programmatic_launch();
+        cfg.attrs = attr;
+        cfg.numAttrs = job.pdl ? 2 : 1;
+        APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, flow_kernel<T, W>, d, job.n, job.ld, aligned, c,
+                                           st, negative));
+        if (job.flow_extra)
+          launch("flow_extra_kernel", flow_extra_kernel<T, W>, dim3(unsigned(grid.extra)),
+                 dim3(Workers<W>::block), Flow::smem_bytes<T>(), stream, true, d, job.n, job.ld,
+                 aligned, c, st, negative);
+      },
+      job.flow_workers);
 }
 
 // Round loop. Without predecessors it runs with look-ahead on two streams. k64w, round r:

@@ -61,6 +61,11 @@ struct Flow {
   static constexpr int K = 64, E = 4, R = K / E, threads = R * R;  // 4 x 4 elements per thread
   static constexpr int G = 16, S = G - 1;  // the chain cluster: block 0 closes, 15 row slices
   static constexpr int W_max = (K + S - 1) / S;  // rows of the largest slice
+  // Named barriers: 0 the chain's block (its Flow::threads), 1 and 2 a slice's row threads and
+  // helpers, 1 .. 3 the workers (Workers::sync), closure_bar block 0's pivot closure.
+  static constexpr int closure_bar = 5;
+  // Cluster barriers the chain passes: two a round, and one after its last.
+  static constexpr int chain_cluster_barriers(int nb) { return 2 * (nb - 1) + 1; }
   static constexpr int64_t max_n = 64 * K;       // nb <= 64 (counters: unsigned)
   // Items of a solve with nb tile rows (chain items included; the workers skip those).
   static constexpr int64_t items(int64_t nb) {
@@ -453,7 +458,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
     };
 #pragma unroll
     for (int a = 0; a < E; ++a) load_group_cg<T, E>(d, n, ld, aligned, E * ty + a, E * tx, c[a]);
-    close_tile_fast<T, K, E, 5>(c, kw_of(0));
+    close_tile_fast<T, K, E, Flow::closure_bar>(c, kw_of(0));
     publish(0);
     for (int r = 0; r + 1 < nb; ++r) {
       cluster.sync();  // B1: P*_r is in the matrix; round r - 1's rows are stored
@@ -465,7 +470,7 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       cluster.sync();  // B2: Z (tile r + 1 with round r) is in Zb
 #pragma unroll
       for (int a = 0; a < E; ++a) load_vec(Zb + (E * ty + a) * LD + E * tx, c[a]);
-      close_tile_fast<T, K, E, 5>(c, kw_of(r + 1));
+      close_tile_fast<T, K, E, Flow::closure_bar>(c, kw_of(r + 1));
       publish(r + 1);
     }
     cluster.sync();  // the last pivot tile and the slices' last rows are stored
@@ -614,8 +619,8 @@ __device__ __forceinline__ void chain_run(T* __restrict__ d, int64_t n, int64_t 
       }
     }
   }
-  // Block 0 and every slice pass 2 (nb - 1) + 1 cluster barriers in all, as flow_kernel's waiting
-  // threads do.
+  // Block 0 and every slice pass Flow::chain_cluster_barriers(nb) in all, as flow_kernel's
+  // waiting threads do.
   cluster.sync();  // block 0's last closure is stored; every slice's last rows are stored
 #endif
 }
@@ -691,7 +696,7 @@ __global__ void __launch_bounds__(Workers<W>::block)
       chain_run(d, n, ld, aligned, nb, flow_versions(counters), flow_readers(counters, nb), smem,
                 st, negative);
     } else {  // a third worker's threads: through the chain's cluster barriers, then to work
-      for (int q = 0; q < 2 * (nb - 1) + 1; ++q) cluster.sync();
+      for (int q = 0; q < Flow::chain_cluster_barriers(nb); ++q) cluster.sync();
     }
   }
   flow_work<T, W>(d, n, ld, aligned, counters, smem, st, negative);
