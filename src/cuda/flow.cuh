@@ -38,8 +38,12 @@
 //   R(r): round r on every tile outside rows/columns r and r + 1, except T(r + 2, r + 2) (the
 //         chain's).
 // Claim order: C(0) C(1) R(0) C(2) R(1) ... C(nb - 1) R(nb - 2) R(nb - 1); each item waits only
-// for earlier items or chain rounds that need nothing later, and the chain is the first cluster
-// to start, so every wait ends whether or not the whole grid is resident. Per tile a version
+// for earlier items or chain rounds that need nothing later, but two: C(r)'s panels (r - 1, r)
+// and (r, r - 1) wait for reads of round r - 1 that the chain counts at B1(r + 1), which needs
+// R(r - 1) items. A worker claims only once its item is done, so those two hold up two workers a
+// round while others claim the rest; with the chain the first cluster to start, every wait ends
+// once any other cluster runs (a worker holding a later claim behind them would not: GPU_NOTES,
+// twenty-fourth session). Per tile a version
 // (rounds applied, released after the store) and a count of the items that read it as a panel or
 // pivot (a tile waits for all of them before it is overwritten; the chain counts its own reads).
 // Loads bypass L1 (ld.global.cg). Every update is the same min of the same sums as the round
