@@ -198,8 +198,8 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // 568.3 / 590.7; 1792 707.9 / 693.8 lost; float32 1536 517.1 / 622.4, 1792 815.1 / 825.1;
 // twenty-third), except with two or three workers on a matrix whose rows are not 16-byte aligned
 // (`aligned`; a device array's own layout: a host solve's working matrix always is), where
-// element-by-element copies made it lose
-// (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1 against 244.5 with ld 1000). With
+// element-by-element copies made it lose (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1
+// against 244.5 with ld 1000). With
 // predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
 // `argmin_fits` (floats, positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
 // k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
@@ -1334,6 +1334,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaMemsetAsync(job.below_zero, 0, sizeof(unsigned), stream));
   }
   const bool trace = std::getenv("APSP_CUDA_TRACE") != nullptr;
+  static constexpr const char* kFlowWorkersSaid[] = {"", " with one worker per block",
+                                                     " with two workers per block",
+                                                     " with three workers per block"};
   if (trace)  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
@@ -1341,9 +1344,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""
-                 : job.flow_workers == 1 ? " with one worker per block"
-                 : job.flow_workers == 2 ? " with two workers per block"
-                                         : " with three workers per block",
+                                        : kFlowWorkersSaid[job.flow_workers],
                  job.flow_extra ? " and more on the SMs its clusters leave free" : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {

@@ -43,9 +43,9 @@
 // R(r - 1) items. A worker claims only once its item is done, so those two hold up two workers a
 // round while others claim the rest; with the chain the first cluster to start, every wait ends
 // once any other cluster runs (a worker holding a later claim behind them would not: GPU_NOTES,
-// twenty-fourth session). Per tile a version
-// (rounds applied, released after the store) and a count of the items that read it as a panel or
-// pivot (a tile waits for all of them before it is overwritten; the chain counts its own reads).
+// twenty-fourth session). Per tile a version (rounds applied, released after the store) and a
+// count of the items that read it as a panel or pivot (a tile waits for all of them before it is
+// overwritten; the chain counts its own reads).
 // Loads bypass L1 (ld.global.cg). Every update is the same min of the same sums as the round
 // loop's or, through the closed P*, of sums equal to them: integer results are bit for bit the
 // round loop's (GPU tests).
