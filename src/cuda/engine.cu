@@ -1334,9 +1334,6 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaMemsetAsync(job.below_zero, 0, sizeof(unsigned), stream));
   }
   const bool trace = std::getenv("APSP_CUDA_TRACE") != nullptr;
-  static constexpr const char* kFlowWorkersSaid[] = {"", " with one worker per block",
-                                                     " with two workers per block",
-                                                     " with three workers per block"};
   if (trace)  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
@@ -1344,7 +1341,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""
-                                        : kFlowWorkersSaid[job.flow_workers],
+                 : job.flow_workers == 1 ? " with one worker per block"
+                 : job.flow_workers == 2 ? " with two workers per block"
+                                         : " with three workers per block",
                  job.flow_extra ? " and more on the SMs its clusters leave free" : "",
                  static_cast<long long>(n));
   auto run_chosen = [&] {
