@@ -11,6 +11,8 @@ rows, and checks:
   holding one claimed item at a time, with which three random interleavings run to the end.
 Usage: python benchmarks/probes/flow_model.py (about a minute)."""
 import random
+
+
 def flow_item(x, nb):
     cn = 2*nb-1
     def critical(r, y):
@@ -68,6 +70,25 @@ def check_cover(nb):
             assert cr == got, (nb, i, j, cr, got)
             allr = got | work.get((i,j), set())
             assert allr == set(range(nb)) and not (got & work.get((i,j), set())), (nb, i, j, sorted(got), sorted(work.get((i,j), set())))
+
+def operands_ready(V, i, j, q):
+    """flow_run's wait for round q on tile (i, j): the pivot for a panel, else both panels."""
+    return V(q, q) >= q+1 if (i == q or j == q) else (V(i, q) >= q+1 and V(q, j) >= q+1)
+
+
+def drive(steps, agents, advance, rnd):
+    """Runs the chain's steps and the agents (advance(agent) -> progressed) in random
+    interleavings until nothing moves; returns how many chain steps ran."""
+    ci = 0
+    while True:
+        progress = False
+        if ci < len(steps) and steps[ci][0]():
+            steps[ci][1](); ci += 1; progress = True
+        for a in rnd.sample(agents, len(agents)):
+            progress |= advance(a)
+        if not progress:
+            return ci
+
 
 def readers_before(i, j, first, nb):
     per = nb-1
@@ -140,41 +161,37 @@ def simulate(nb, nw, order_seed=0):
             i, j = divmod(t, nb); a, b = chain_rounds(i, j)
             st[t] = dict(q=(b+1 if a == 0 else 0), held=False, phase=0)
         owners.append(dict(tiles=mine, st=st, cur=None))
-    ci = 0
-    done_rounds = 0
-    while True:
+    done_rounds = [0]
+
+    def advance(o):
+        if o['cur'] is None:
+            best = None
+            for t in o['tiles']:
+                s = o['st'][t]
+                if s['q'] >= nb: continue
+                k = owner_key(t//nb, t%nb, s['q'])
+                if best is None or k < best[0]: best = (k, t)
+            if best is None: return False
+            o['cur'] = best[1]
+        t = o['cur']; s = o['st'][t]; i, j = divmod(t, nb); q = s['q']
+        a, b = chain_rounds(i, j)
         progress = False
-        if ci < len(steps) and steps[ci][0]():
-            steps[ci][1](); ci += 1; progress = True
-        for o in rnd.sample(owners, len(owners)):
-            if o['cur'] is None:
-                best = None
-                for t in o['tiles']:
-                    s = o['st'][t]
-                    if s['q'] >= nb: continue
-                    k = owner_key(t//nb, t%nb, s['q'])
-                    if best is None or k < best[0]: best = (k, t)
-                if best is None: continue
-                o['cur'] = best[1]
-            t = o['cur']; s = o['st'][t]; i, j = divmod(t, nb); q = s['q']
-            a, b = chain_rounds(i, j)
-            if s['phase'] == 0:
-                ok = (V(q,q) >= q+1) if (i == q or j == q) else (V(i,q) >= q+1 and V(q,j) >= q+1)
-                if not s['held']: ok = ok and V(i,j) >= q
-                if not ok: continue
-                count(i, j, q); s['phase'] = 1; progress = True
-            if s['phase'] == 1:
-                store = i == q or j == q or q+1 == a or q == nb-1
-                if store:
-                    if readers.get((i,j),0) < readers_before(i, j, q, nb): continue
-                    assert V(i,j) <= q, (i,j,q,V(i,j))
-                    version[(i,j)] = q+1
-                after = b+1 if q+1 == a else q+1
-                s['held'] = after < nb and q+1 != a
-                s['q'] = after; s['phase'] = 0; o['cur'] = None; done_rounds += 1; progress = True
-        if not progress: break
+        if s['phase'] == 0:
+            if not operands_ready(V, i, j, q) or not (s['held'] or V(i, j) >= q): return False
+            count(i, j, q); s['phase'] = 1; progress = True
+        store = i == q or j == q or q+1 == a or q == nb-1
+        if store:
+            if readers.get((i,j),0) < readers_before(i, j, q, nb): return progress
+            assert V(i,j) <= q, (i,j,q,V(i,j))
+            version[(i,j)] = q+1
+        after = b+1 if q+1 == a else q+1
+        s['held'] = after < nb and q+1 != a
+        s['q'] = after; s['phase'] = 0; o['cur'] = None; done_rounds[0] += 1
+        return True
+
+    ci = drive(steps, owners, advance, rnd)
     finished = ci == len(steps) and all(s['q'] >= nb for o in owners for s in o['st'].values())
-    return finished, ci, len(steps), done_rounds
+    return finished, ci, len(steps), done_rounds[0]
 
 def simulate_claims(nb, nw, band, seed):
     rnd = random.Random(seed)
@@ -188,37 +205,32 @@ def simulate_claims(nb, nw, band, seed):
             if it[0] == it[3] and it[1] == it[3]+1: it[2] = it[3]
             return dict(i=it[0], j=it[1], first=it[2], round=it[3], q=it[2], phase=0)
         return None
-    workers = [None]*nw
-    done = [False]*nw
-    ci = 0
-    while True:
+    workers = [dict(item=None, done=False) for _ in range(nw)]
+
+    def advance(w):
+        if w['done']: return False
         progress = False
-        if ci < len(steps) and steps[ci][0]():
-            steps[ci][1](); ci += 1; progress = True
-        for w in rnd.sample(range(nw), nw):
-            if done[w]: continue
-            if workers[w] is None:
-                workers[w] = claim()
-                if workers[w] is None: done[w] = True; continue
-                progress = True
-            it = workers[w]; i, j, q = it['i'], it['j'], it['q']
-            if it['phase'] == 0:
-                ok = (V(q,q) >= q+1) if (i == q or j == q) else (V(i,q) >= q+1 and V(q,j) >= q+1)
-                if q == it['first']: ok = ok and V(i,j) >= it['first']
-                if not ok: continue
-                count(i, j, q)
-                if band and q < it['round'] and i == it['round'] and j == it['round']+3:
-                    version[(i,j)] = q+1
-                progress = True
-                if q < it['round']: it['q'] += 1; continue
-                it['phase'] = 1
-            if it['phase'] == 1:
-                need = readers_before(i, j, it['first'], nb) + (1 if band and j == i+3 and it['round'] >= i else 0)
-                if readers.get((i,j),0) < need: continue
-                version[(i,j)] = it['round']+1
-                workers[w] = None; progress = True
-        if not progress: break
-    ok = ci == len(steps) and all(done) and nxt[0] >= total
+        if w['item'] is None:
+            w['item'] = claim()
+            if w['item'] is None: w['done'] = True; return False
+            progress = True
+        it = w['item']; i, j, q = it['i'], it['j'], it['q']
+        if it['phase'] == 0:
+            if not operands_ready(V, i, j, q): return progress
+            if q == it['first'] and V(i, j) < it['first']: return progress
+            count(i, j, q); progress = True
+            if band and q < it['round'] and i == it['round'] and j == it['round']+3:
+                version[(i,j)] = q+1
+            if q < it['round']: it['q'] += 1; return True
+            it['phase'] = 1
+        need = readers_before(i, j, it['first'], nb) + (1 if band and j == i+3 and it['round'] >= i else 0)
+        if readers.get((i,j),0) < need: return progress
+        version[(i,j)] = it['round']+1
+        w['item'] = None
+        return True
+
+    ci = drive(steps, workers, advance, rnd)
+    ok = ci == len(steps) and all(w['done'] for w in workers) and nxt[0] >= total
     return ok
 
 
@@ -234,11 +246,11 @@ if __name__ == "__main__":
                 if not f: bad += 1; print("DEADLOCK nb", nb, "nw", nw, "chain", ci, "/", ns, "rounds", dr)
     print("deadlocks:", bad)
     for band in (False, True):
-        worst = {}
+        fewest = {}
         for nb in range(5, 28):
             for nw in range(1, 12):
                 if all(simulate_claims(nb, nw, band, s) for s in range(3)):
-                    worst[nb] = nw; break
+                    fewest[nb] = nw; break
             else:
-                worst[nb] = '>11'
-        print('band ring, first version' if band else 'landed claim order', '- fewest workers without a deadlock, per nb:', worst)
+                fewest[nb] = '>11'
+        print('band ring, first version' if band else 'landed claim order', '- fewest workers without a deadlock, per nb:', fewest)

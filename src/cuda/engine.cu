@@ -199,11 +199,10 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // twenty-third), except with two or three workers on a matrix whose rows are not 16-byte aligned
 // (`aligned`; a device array's own layout: a host solve's working matrix always is), where
 // element-by-element copies made it lose (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1
-// against 244.5 with ld 1000). With
-// predecessors: the tagged plan where `tagged_fits` (tagged.cuh), else the argmin plan where
-// `argmin_fits` (floats, positive weights), pred32 otherwise. APSP_CUDA_TILES=cluster|flow|k64o|
-// k64q|k64d|k64w forces the plan of solves without predecessors, =pred32 that of solves with them
-// (benchmarks and tests).
+// against 244.5 with ld 1000). With predecessors: the tagged plan where `tagged_fits`
+// (tagged.cuh), else the argmin plan where `argmin_fits` (floats, positive weights), pred32
+// otherwise. APSP_CUDA_TILES=cluster|flow|k64o|k64q|k64d|k64w forces the plan of solves without
+// predecessors, =pred32 that of solves with them (benchmarks and tests).
 constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
 constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
                   kFlowExtraMinN = 1024;
