@@ -4,12 +4,14 @@
 // kw for int32, float32, int64 and float64, then ns a step, best of 7 launches of 400 closures.
 // Build (after git apply benchmarks/probes/closure_pair.patch), on a GPU machine:
 //   nvcc -std=c++17 -arch=sm_90 -O3 --expt-relaxed-constexpr -Isrc benchmarks/probes/closure_pair.cu
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 #include <type_traits>
+#include "cuda/check.cuh"
 #include "cuda/kernels.cuh"
 
 using namespace apsp;
@@ -38,13 +40,19 @@ __global__ void closure_kernel(T* d, int kw, int reps) {
     }
 }
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); exit(1);} } while (0)
-
-template <class T> T inf_of() { return Semiring<T>::inf(); }
+// One closure kernel launch: variant v (0 close_tile_fast, 1 close_tile_pair), one block.
+template <class T, int K, int Bar>
+void launch(int v, T* d, int kw, int reps, int threads) {
+  if (v == 0)
+    closure_kernel<T, K, Bar, 0><<<1, threads>>>(d, kw, reps);
+  else
+    closure_kernel<T, K, Bar, 1><<<1, threads>>>(d, kw, reps);
+  APSP_CUDA_CHECK_LAUNCH("closure_kernel");
+}
 
 template <class T>
 std::vector<T> random_tile(int K, int kw, std::mt19937& g, bool neg) {
-  std::vector<T> h(K * K, inf_of<T>());
+  std::vector<T> h(K * K, Semiring<T>::inf());
   std::uniform_real_distribution<double> u(0, 1);
   for (int i = 0; i < kw; ++i)
     for (int j = 0; j < kw; ++j) {
@@ -72,26 +80,27 @@ template <class T, int K, int Bar>
 int check(const char* name, int threads) {
   std::mt19937 g(1234);
   T* d;
-  CK(cudaMalloc(&d, K * K * sizeof(T)));
+  APSP_CUDA_CHECK(cudaMalloc(&d, K * K * sizeof(T)));
   int bad = 0, cases = 0;
   for (int kw = 1; kw <= K; ++kw)
     for (int neg = 0; neg < 2; ++neg) {
       auto h = random_tile<T>(K, kw, g, neg);
-      std::vector<T> a(K * K), b(K * K), ref = h;
+      std::vector<T> out[2], ref = h;
       host_fw(ref, K, kw);
-      CK(cudaMemcpy(d, h.data(), K * K * sizeof(T), cudaMemcpyHostToDevice));
-      closure_kernel<T, K, Bar, 0><<<1, threads>>>(d, kw, 1);
-      CK(cudaMemcpy(a.data(), d, K * K * sizeof(T), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(d, h.data(), K * K * sizeof(T), cudaMemcpyHostToDevice));
-      closure_kernel<T, K, Bar, 1><<<1, threads>>>(d, kw, 1);
-      CK(cudaMemcpy(b.data(), d, K * K * sizeof(T), cudaMemcpyDeviceToHost));
+      for (int v = 0; v < 2; ++v) {
+        out[v].resize(K * K);
+        APSP_CUDA_CHECK(cudaMemcpy(d, h.data(), K * K * sizeof(T), cudaMemcpyHostToDevice));
+        launch<T, K, Bar>(v, d, kw, 1, threads);
+        APSP_CUDA_CHECK(cudaMemcpy(out[v].data(), d, K * K * sizeof(T), cudaMemcpyDeviceToHost));
+      }
+      const std::vector<T>&a = out[0], &b = out[1];
       ++cases;
       bool diag_neg = false;
       for (int i = 0; i < kw; ++i) diag_neg |= ref[i * K + i] < T(0);
       if (memcmp(a.data(), b.data(), K * K * sizeof(T)) != 0) { ++bad; if (bad < 4) printf("  %s kw=%d neg=%d: pair != fast\n", name, kw, neg); }
       if (!diag_neg && memcmp(a.data(), ref.data(), K * K * sizeof(T)) != 0) { ++bad; if (bad < 4) printf("  %s kw=%d neg=%d: fast != host\n", name, kw, neg); }
     }
-  CK(cudaFree(d));
+  APSP_CUDA_CHECK(cudaFree(d));
   printf("check %-12s %d cases, %d mismatches\n", name, cases, bad);
   return bad;
 }
@@ -99,29 +108,30 @@ int check(const char* name, int threads) {
 template <class T, int K, int Bar>
 void timing(const char* name, int threads) {
   T* d;
-  CK(cudaMalloc(&d, K * K * sizeof(T)));
+  APSP_CUDA_CHECK(cudaMalloc(&d, K * K * sizeof(T)));
   std::mt19937 g(7);
   auto h = random_tile<T>(K, K, g, false);
-  CK(cudaMemcpy(d, h.data(), K * K * sizeof(T), cudaMemcpyHostToDevice));
+  APSP_CUDA_CHECK(cudaMemcpy(d, h.data(), K * K * sizeof(T), cudaMemcpyHostToDevice));
   cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  APSP_CUDA_CHECK(cudaEventCreate(&e0)); APSP_CUDA_CHECK(cudaEventCreate(&e1));
   const int reps = 400;
   float best[2] = {1e30f, 1e30f};
   for (int t = 0; t < 7; ++t)
     for (int v = 0; v < 2; ++v) {
-      CK(cudaEventRecord(e0));
-      if (v == 0) closure_kernel<T, K, Bar, 0><<<1, threads>>>(d, K, reps);
-      else closure_kernel<T, K, Bar, 1><<<1, threads>>>(d, K, reps);
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
+      APSP_CUDA_CHECK(cudaEventRecord(e0));
+      launch<T, K, Bar>(v, d, K, reps, threads);
+      APSP_CUDA_CHECK(cudaEventRecord(e1));
+      APSP_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
+      APSP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       best[v] = std::min(best[v], ms);
     }
   const double per_fast = best[0] * 1e6 / reps / K, per_pair = best[1] * 1e6 / reps / K;
   printf("time  %-12s K=%d threads=%d: fast %.1f ns/step (%.2f us a closure), pair %.1f ns/step (%.2f us), pair/fast %.3f\n",
          name, K, threads, per_fast, per_fast * K / 1000, per_pair, per_pair * K / 1000, per_pair / per_fast);
-  CK(cudaFree(d));
+  APSP_CUDA_CHECK(cudaEventDestroy(e0));
+  APSP_CUDA_CHECK(cudaEventDestroy(e1));
+  APSP_CUDA_CHECK(cudaFree(d));
 }
 
 int main() {
