@@ -1,12 +1,16 @@
-"""CPU benchmark: the apsp CPU engine side by side with SciPy's floyd_warshall, in one run.
+"""CPU benchmark: the apsp CPU engine side by side with its ceiling and SciPy's floyd_warshall, in
+one run.
 
-For each n: one random directed graph (weights 1..99, each ordered pair an edge with probability
---density, no edge elsewhere), SciPy timed once on it (SciPy always computes in float64, whatever
-the input dtype, so its one time is the baseline for every dtype), then apsp.solve(g,
-device="cpu") per dtype: one warm-up call whose result must equal SciPy's (exactly: the weights
-are small integers, so every path length is exact in every dtype), then the median of --reps
-timed calls. Times are end to end from Python (input copy, checks, solve, finalize). Writes JSON
-(schema in the project's helper notes / benchmarks/report.py) and prints a table.
+First the ceiling: benchmarks/ceiling_cpu.cpp, compiled here with the machine's C++ compiler ($CXX,
+else c++) and the engine's native flags, measures the min-plus peak of all cores per dtype; every
+row's fraction_of_ceiling is of its dtype's figure (SciPy's of float64's). Then for each n: one
+random directed graph (weights 1..99, each ordered pair an edge with probability --density, no edge
+elsewhere), SciPy timed once on it (SciPy always computes in float64, whatever the input dtype, so
+its one time is the baseline for every dtype), then apsp.solve(g, device="cpu") per dtype: one
+warm-up call whose result must equal SciPy's (exactly: the weights are small integers, so every
+path length is exact in every dtype), then the median of --reps timed calls. Times are end to end
+from Python (input copy, checks, solve, finalize). Writes JSON (schema in benchmarks/report.py)
+and prints a table.
 Not for: the GPU engine (bench_gpu.py).
 
 Usage: python benchmarks/bench_cpu.py [--sizes 1024 2048] [--dtypes ...] [--reps 7] [--out FILE]
@@ -20,7 +24,9 @@ import os
 import platform
 import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -55,6 +61,23 @@ def load_average() -> list[float] | None:
         return None
 
 
+def measure_ceilings() -> list[dict]:
+    """Builds and runs ceiling_cpu.cpp; its {"name", "dtype", "updates_per_s"} entries."""
+    src = os.path.join(HERE, "ceiling_cpu.cpp")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "ceiling_cpu")
+        cmd = [os.environ.get("CXX", "c++"), "-O3", "-march=native", "-fopenmp", "-std=c++17",
+               "-I", os.path.join(HERE, "..", "src"), src, "-o", exe]
+        try:
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            detail = getattr(exc, "stderr", None) or exc
+            raise SystemExit(f"could not build the CPU ceiling ({' '.join(cmd)}): {detail}\n"
+                             "bench_cpu.py needs a C++ compiler with OpenMP (set CXX to choose one)")
+        out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["ceilings"]
+
+
 def random_graph(n: int, density: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.where(rng.random((n, n)) < density, rng.integers(1, 100, (n, n)), np.inf)
@@ -84,15 +107,19 @@ def main() -> int:
                "scipy": __import__("scipy").__version__, "load_average_before": load_before}
     print(f"# {machine['cpu']}, {machine['cores']} cores, {info['cpu_threads']} OpenMP threads, "
           f"load average {load_before}", flush=True)
+    ceilings = measure_ceilings()
+    peak = {c["dtype"]: c["updates_per_s"] for c in ceilings}
+    print("ceilings:", {k: f"{v / 1e9:.1f} G/s" for k, v in peak.items()}, flush=True)
     results: list[dict] = []
 
     def row(impl, dtype, n, seconds, note, **extra):
+        ups = float(n) ** 3 / seconds
         results.append({"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
-                        "updates_per_s": float(n) ** 3 / seconds, "fraction_of_ceiling": None,
+                        "updates_per_s": ups, "fraction_of_ceiling": ups / peak[dtype],
                         "note": note, **extra})
 
-    print(f"{'impl':9s} {'dtype':8s} {'n':>6s} {'seconds':>10s} {'G upd/s':>9s} {'vs SciPy':>9s}"
-          f" {'target':>7s}", flush=True)
+    print(f"{'impl':9s} {'dtype':8s} {'n':>6s} {'seconds':>10s} {'G upd/s':>9s} {'ceiling':>8s}"
+          f" {'vs SciPy':>9s} {'target':>7s}", flush=True)
     for n in args.sizes:
         w = random_graph(n, args.density, seed=n)
         t0 = time.perf_counter()
@@ -101,8 +128,8 @@ def main() -> int:
         row("scipy", "float64", n, t_scipy,
             "scipy.sparse.csgraph.floyd_warshall, one call (it computes in float64 for every "
             "input dtype; this time is the baseline of every apsp dtype at this n)")
-        print(f"{'scipy':9s} {'float64':8s} {n:6d} {t_scipy:10.4f} {n ** 3 / t_scipy / 1e9:9.2f}",
-              flush=True)
+        print(f"{'scipy':9s} {'float64':8s} {n:6d} {t_scipy:10.4f} {n ** 3 / t_scipy / 1e9:9.2f} "
+              f"{results[-1]['fraction_of_ceiling']:8.1%}", flush=True)
         for dtype in args.dtypes:
             g = as_dtype(w, dtype)
             got = apsp.solve(g, device="cpu")  # warm-up, and the check that gates the timing
@@ -127,14 +154,14 @@ def main() -> int:
                 f"(min {min(times):.4f} s, max {max(times):.4f} s), result equal to SciPy's",
                 speedup_vs_scipy=speedup, target_speedup=target)
             print(f"{'apsp-cpu':9s} {dtype:8s} {n:6d} {t:10.4f} {n ** 3 / t / 1e9:9.2f} "
-                  f"{speedup:8.1f}x {f'{target:.0f}x' if target else '-':>7s}", flush=True)
+                  f"{results[-1]['fraction_of_ceiling']:8.1%} {speedup:8.1f}x {f'{target:.0f}x' if target else '-':>7s}", flush=True)
 
     machine["load_average_after"] = load_average()
     out = {"benchmark": "bench_cpu.py",
            "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine,
-           "ceilings": [],
+           "ceilings": ceilings,
            "graph": f"random directed, weights 1..99, edge density {args.density}, no edge elsewhere",
            "results": results}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
