@@ -1,6 +1,6 @@
 """The notebooks and the benchmark report, as a user meets them: every notebook in notebooks/ runs
-fresh, top to bottom, in a Python 3 kernel, and benchmarks/report.py turns results JSON into the
-table and the plots. CPU tier (runs everywhere); the `gpu` test checks that the PyTorch notebook
+fresh, top to bottom, in a Python 3 kernel, benchmarks/report.py turns results JSON into the
+table and the plots, and the CPU benchmark's ceiling builds and runs. CPU tier (runs everywhere); the `gpu` test checks that the PyTorch notebook
 really ran on the GPU where there is one."""
 from __future__ import annotations
 
@@ -188,6 +188,21 @@ def test_report_without_results(tmp_path: Path) -> None:
     assert "No benchmark results yet" in (tmp_path / "report.md").read_text()
     assert not list(tmp_path.glob("*.png"))
     assert "no GPU results found" in proc.stdout
+
+
+def test_cpu_ceiling_builds_and_measures_every_dtype() -> None:
+    """bench_cpu.py's ceiling (benchmarks/ceiling_cpu.cpp) compiles with this machine's C++
+    compiler against the engine's semiring header and reports a rate for each dtype it solves."""
+    sys.path.insert(0, str(REPORT.parent))
+    try:
+        import bench_cpu
+    finally:
+        sys.path.remove(str(REPORT.parent))
+    ceilings = bench_cpu.measure_ceilings()
+    assert sorted(c["dtype"] for c in ceilings) == ["float32", "float64", "int32", "int64"]
+    for c in ceilings:
+        assert c["name"].startswith("relax " + c["dtype"]), c
+        assert 0 < c["updates_per_s"] < float("inf"), c
 
 
 def test_committed_report_is_current(tmp_path: Path) -> None:
