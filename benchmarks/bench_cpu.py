@@ -73,7 +73,7 @@ def measure_ceilings() -> list[dict]:
         except (OSError, subprocess.CalledProcessError) as exc:
             detail = getattr(exc, "stderr", None) or exc
             raise SystemExit(f"could not build the CPU ceiling ({' '.join(cmd)}): {detail}\n"
-                             "bench_cpu.py needs a C++ compiler with OpenMP (set CXX to choose one)")
+                             "bench_cpu.py needs a C++ compiler with OpenMP; set CXX to pick one")
         out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
     return json.loads(out)["ceilings"]
 
@@ -154,7 +154,8 @@ def main() -> int:
                 f"(min {min(times):.4f} s, max {max(times):.4f} s), result equal to SciPy's",
                 speedup_vs_scipy=speedup, target_speedup=target)
             print(f"{'apsp-cpu':9s} {dtype:8s} {n:6d} {t:10.4f} {n ** 3 / t / 1e9:9.2f} "
-                  f"{results[-1]['fraction_of_ceiling']:8.1%} {speedup:8.1f}x {f'{target:.0f}x' if target else '-':>7s}", flush=True)
+                  f"{results[-1]['fraction_of_ceiling']:8.1%} {speedup:8.1f}x "
+                  f"{f'{target:.0f}x' if target else '-':>7s}", flush=True)
 
     machine["load_average_after"] = load_average()
     out = {"benchmark": "bench_cpu.py",

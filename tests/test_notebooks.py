@@ -1,7 +1,8 @@
 """The notebooks and the benchmark report, as a user meets them: every notebook in notebooks/ runs
 fresh, top to bottom, in a Python 3 kernel, benchmarks/report.py turns results JSON into the
-table and the plots, and the CPU benchmark's ceiling builds and runs. CPU tier (runs everywhere); the `gpu` test checks that the PyTorch notebook
-really ran on the GPU where there is one."""
+table and the plots, and the CPU benchmark's ceiling builds and runs. CPU tier (runs
+everywhere); the `gpu` test checks that the PyTorch notebook really ran on the GPU where there
+is one."""
 from __future__ import annotations
 
 import json
