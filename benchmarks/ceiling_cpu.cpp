@@ -1,7 +1,7 @@
 // CPU ceiling microbenchmark: the min-plus peak of this machine's cores per dtype, i.e. how many
 // Semiring<T>::relax(c, a, b) (the exact step the CPU engine uses) all cores retire per second
-// with no memory traffic beyond L1. The CPU twin of ceiling.cu: a register tile of the engine's
-// shape (src/cpu/fw_cpu.cpp: 8 rows x 2 vectors of 64 bytes) takes step after step on operands
+// with no memory traffic beyond L1. The CPU twin of ceiling.cu: the engine's own register tile
+// (src/cpu/register_tile.hpp: 8 rows x 2 vectors of 64 bytes) takes step after step on operands
 // that stay in L1, on every OpenMP thread at once, so the figure is what the engine's products
 // could reach at best on this machine (its add + min issue limit).
 // Prints one JSON object: {"ceilings": [{"name", "dtype", "updates_per_s"}], "threads": ...}.
@@ -13,53 +13,32 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "core/semiring.hpp"
+#include "cpu/register_tile.hpp"
 
 namespace {
 
-constexpr int kRows = 8, kVecs = 2;  // fw_cpu.cpp's register tile
+using apsp::cpu_tile::kRows;
+using apsp::cpu_tile::kWidth;
+using apsp::cpu_tile::tile_full;
 
-// One pass: kSteps steps of the register tile (kRows x kVecs vectors of accumulators), each step
-// C[r][u] = relax(C[r][u], A[r][k], B[k][u]) with A broadcast and B loaded from L1, which is
-// the x86 form of the register operands of ceiling.cu: a broadcast folds into the add's memory
-// operand, so a step is one add and one min per vector, and no matrix traffic, packing or
-// barrier is timed. The j loop is the SIMD loop around the step loop (outer-loop
-// vectorisation, as in the engine). The accumulators live in `c` between passes.
+// One pass is kSteps steps of the engine's register tile, C[r][u] = relax(C[r][u], A[r][k],
+// B[k][u]), with A broadcast and B loaded from L1: the x86 form of the register operands of
+// ceiling.cu (a broadcast folds into the add's memory operand, so a step is one add and one min
+// per vector), with no matrix traffic, packing or barrier timed.
 constexpr int kSteps = 64;
-template <class T>
-__attribute__((noinline)) void tile_pass(T* __restrict c, const T* __restrict a,
-                                         const T* __restrict b) {
-  constexpr int kLanes = 64 / int(sizeof(T)), kWidth = kVecs * kLanes;
-#pragma omp simd
-  for (int j = 0; j < kLanes; ++j) {
-    T acc[kRows][kVecs];
-    for (int r = 0; r < kRows; ++r)
-      for (int u = 0; u < kVecs; ++u) acc[r][u] = c[r * kWidth + u * kLanes + j];
-    for (int k = 0; k < kSteps; ++k) {
-      T bk[kVecs];
-      for (int u = 0; u < kVecs; ++u) bk[u] = b[k * kWidth + u * kLanes + j];
-      for (int r = 0; r < kRows; ++r) {
-        const T ak = a[r * kSteps + k];
-        for (int u = 0; u < kVecs; ++u) acc[r][u] = apsp::Semiring<T>::relax(acc[r][u], ak, bk[u]);
-      }
-    }
-    for (int r = 0; r < kRows; ++r)
-      for (int u = 0; u < kVecs; ++u) c[r * kWidth + u * kLanes + j] = acc[r][u];
-  }
-}
 
 // One thread's share: `passes` passes over its own tile and operands (about 10 KB, in L1). One
 // A entry changes after every pass, so no pass can be skipped; the sum of the tile depends on
 // every step.
 template <class T>
 T tile_loop(int64_t passes, int seed) {
-  constexpr int kLanes = 64 / int(sizeof(T)), kWidth = kVecs * kLanes;
-  alignas(64) T c[kRows * kWidth], a[kRows * kSteps], b[kSteps * kWidth];
-  for (int i = 0; i < kRows * kWidth; ++i) c[i] = T(1000 + (seed + i) % 7);
+  constexpr int W = kWidth<T>;
+  alignas(64) T c[kRows * W], a[kRows * kSteps], b[kSteps * W];
+  for (int i = 0; i < kRows * W; ++i) c[i] = T(1000 + (seed + i) % 7);
   for (int i = 0; i < kRows * kSteps; ++i) a[i] = T((seed + i) % 13 + 1);
-  for (int i = 0; i < kSteps * kWidth; ++i) b[i] = T((seed + i) % 11 + 1);
+  for (int i = 0; i < kSteps * W; ++i) b[i] = T((seed + i) % 11 + 1);
   for (int64_t p = 0; p < passes; ++p) {
-    tile_pass<T>(c, a, b);
+    tile_full<T, kSteps>(c, W, a, b);
     a[p % (kRows * kSteps)] -= T(1);
   }
   T s = 0;
@@ -70,7 +49,6 @@ T tile_loop(int64_t passes, int seed) {
 // Updates per second of all threads together: the best of `tries` timed runs of `passes` passes.
 template <class T>
 double peak(int64_t passes, int tries) {
-  constexpr int64_t kLanes = 64 / int64_t(sizeof(T));
   const int threads = omp_get_max_threads();
   double best = 0;
   volatile T sink = 0;
@@ -81,7 +59,7 @@ double peak(int64_t passes, int tries) {
     total += tile_loop<T>(passes, omp_get_thread_num() + t);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sink = sink + total;
-    const double ups = double(threads) * double(passes) * kSteps * kRows * kVecs * kLanes / s;
+    const double ups = double(threads) * double(passes) * kSteps * kRows * kWidth<T> / s;
     if (ups > best) best = ups;
   }
   return best;

@@ -26,6 +26,7 @@
 #include "apsp/apsp.hpp"
 #include "core/contract.hpp"
 #include "core/semiring.hpp"
+#include "cpu/register_tile.hpp"
 
 namespace apsp {
 namespace {
@@ -33,18 +34,13 @@ namespace {
 // Round depth (pivot block edge). 64 keeps a pivot tile and the A rows of a register tile in L1
 // and makes the per-round pass over C (one load and store per 64 updates) cheap.
 constexpr int64_t kBlock = 64;
-// Register tile: kRows rows of C x kVecs vectors of kLanes elements. kLanes elements make one
-// 512-bit vector; on narrower machines the compiler splits them, so the code stays portable.
-// 8 rows x 2 vectors = 16 accumulators + 2 B vectors + temporaries fit the 32 zmm registers and
-// keep the floating-point pipes busy (measured on one core of the 2-core AVX-512 AMD EPYC this
-// was tuned on: 28.8 G float32, 14.4 G float64, 55 G int32, 27 G int64 updates/s, which is its
-// add + min issue limit; predecessors take solve_pred, about 5x slower).
-constexpr int kRows = 8;
+// Rows of the register tile (register_tile.hpp), which computes every whole tile of the
+// products. Predecessors take solve_pred instead, about 5x slower.
+using cpu_tile::kRows;
 // Below this n a solve takes well under a millisecond on one core, and OpenMP barriers cost more
 // than they save (on a loaded machine a barrier can wait a whole scheduler slice), so smaller
 // graphs run on the calling thread.
 constexpr int64_t kParallelMinN = 256;
-constexpr int kVecs = 2;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -61,8 +57,7 @@ std::unique_ptr<T[], FreeDeleter> aligned_buffer(int64_t count) {
 template <class T>
 struct Cpu {
   using S = Semiring<T>;
-  static constexpr int kLanes = 64 / int(sizeof(T));
-  static constexpr int kWidth = kVecs * kLanes;  // columns of one register tile
+  static constexpr int kWidth = cpu_tile::kWidth<T>;  // columns of one register tile
   static_assert(kBlock % kWidth == 0 && kBlock % kRows == 0, "tiles must divide the block");
 
   T* d;
@@ -184,36 +179,11 @@ struct Cpu {
 
   // ---- kernels ------------------------------------------------------------------------------
   // Operands are packed so that every stride and the depth are compile-time constants (GCC
-  // vectorises the outer j loop below only then): A is kRows x kBlock, B is kBlock x kWidth (one
-  // column strip), and depths below kBlock (the last round) are padded with "no edge", which
-  // never wins: inf + x = inf for floats, and for integers INF + b <= 2 INF never overflows and
-  // is never below a stored value except through an INF operand, exactly as an unreachable
-  // vertex behaves (see semiring.hpp).
-
-  // The register tile: C[kRows x kWidth] = min(C, A (x) B). The j loop is the SIMD loop and
-  // holds the k loop inside (outer-loop vectorisation): lane j keeps kRows x kVecs accumulators
-  // in registers for the whole k loop, B is loaded once per k and A is broadcast. Out of line
-  // and with restrict pointers on purpose: inlined into the round loop, GCC 12 kept only its
-  // scalar version (measured 7 instead of 50 G float32 updates/s on 2 cores).
-  __attribute__((noinline)) static void tile_full(T* __restrict c, int64_t ldc,
-                                                  const T* __restrict a, const T* __restrict b) {
-#pragma omp simd
-    for (int j = 0; j < kLanes; ++j) {
-      T acc[kRows][kVecs];
-      for (int r = 0; r < kRows; ++r)
-        for (int u = 0; u < kVecs; ++u) acc[r][u] = c[r * ldc + u * kLanes + j];
-      for (int k = 0; k < kBlock; ++k) {
-        T bk[kVecs];
-        for (int u = 0; u < kVecs; ++u) bk[u] = b[k * kWidth + u * kLanes + j];
-        for (int r = 0; r < kRows; ++r) {
-          const T ak = a[r * kBlock + k];
-          for (int u = 0; u < kVecs; ++u) acc[r][u] = S::relax(acc[r][u], ak, bk[u]);
-        }
-      }
-      for (int r = 0; r < kRows; ++r)
-        for (int u = 0; u < kVecs; ++u) c[r * ldc + u * kLanes + j] = acc[r][u];
-    }
-  }
+  // vectorises the register tile's outer j loop only then): A is kRows x kBlock, B is kBlock x
+  // kWidth (one column strip), and depths below kBlock (the last round) are padded with "no
+  // edge", which never wins: inf + x = inf for floats, and for integers INF + b <= 2 INF never
+  // overflows and is never below a stored value except through an INF operand, exactly as an
+  // unreachable vertex behaves (see semiring.hpp).
 
   // Ragged tiles (the last column strip or row group): one row at a time, k outermost, the j
   // loop vectorised.
@@ -238,7 +208,7 @@ struct Cpu {
       T* c = row(i0) + j;
       const T* bs = b + (s - s0) * kBlock * kWidth;
       if (rows == kRows && cols == kWidth)
-        tile_full(c, ld, a, bs);
+        cpu_tile::tile_full<T, int(kBlock)>(c, ld, a, bs);
       else
         tile_ragged(rows, cols, c, ld, a, bs);
     }
