@@ -898,6 +898,76 @@ def test_nan_and_overflow_are_refused_before_solving():
         gpu_host_solve(big)
 
 
+# Integer host inputs past n = 4096 (the super-round plans) are solved while they arrive: each
+# time more rows are on the GPU, they take the rounds of the pivot blocks before them, then every
+# row in takes the rounds of the new blocks (engine.cu: solve_arriving). The results equal the
+# upload-first path's (APSP_CUDA_OVERLAP=0) bit for bit, and the CPU engine's: ragged and aligned
+# n; parts of one super-round's rows, of several, one part; super-rounds of 2, 4 and 8 blocks
+# (k64d, k64q, k64o); unweighted. APSP_CUDA_STAGING_ROWS sets the rows a part holds (rounded up to
+# the super-round's).
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n, plan, rows, unweighted", [
+    (4097, "k64q", None, False),   # the staging's own parts (32 MB)
+    (4500, "k64d", 100, False),    # 100 -> 128 rows a chunk: parts of 1, 1, 2, 4, 8, 16 chunks
+    (4700, "k64q", 600, True),     # 600 -> 768 rows: three super-rounds a chunk
+    (5120, "k64o", 512, False),    # aligned n, super-rounds of 8 blocks, one each
+    (4500, "k64q", 10**6, False),  # one part: all rows, then every round
+])
+def test_arriving_input_matches_upload_first(n, plan, rows, unweighted, dtype, rng, monkeypatch,
+                                             capfd):
+    g = random_graph(n, dtype, rng)
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    if rows:
+        monkeypatch.setenv("APSP_CUDA_STAGING_ROWS", str(rows))
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g, unweighted=unweighted))
+    depth = {"k64d": 128, "k64q": 256, "k64o": 512}[plan]
+    chunk = -(-min(rows or 32 * 2**20 // (n * g.itemsize) // depth * depth, n) // depth) * depth
+    done, parts = 0, 0  # a part ends with a pinned chunk, once the rows in have doubled, or at n
+    for end in range(chunk, n + chunk, chunk):
+        if min(end, n) == n or end >= 2 * done:
+            done, parts = min(end, n), parts + 1
+    assert line == (f"apsp cuda: plan {plan}, {np.dtype(dtype).name} while it arrives in "
+                    f"{parts} parts, n = {n}")
+    monkeypatch.setenv("APSP_CUDA_OVERLAP", "0")
+    first, line = trace_of(capfd, lambda: gpu_host_solve(g, unweighted=unweighted))
+    assert "arrives" not in line
+    np.testing.assert_array_equal(got, first)
+    assert_same(got, cpu_solve(g, unweighted=unweighted))
+
+
+# What the arriving path does not take: floats (their sums could round differently in its
+# order), undirected graphs (the rules read both triangles), predecessors, and n <= 4096.
+@pytest.mark.parametrize("case", ["float32", "undirected", "pred", "n=4096"])
+def test_arriving_input_only_where_exact(case, rng, capfd):
+    n = 4096 if case == "n=4096" else 4200
+    g = random_graph(n, np.float32 if case == "float32" else np.int32, rng,
+                     negative=case != "undirected")
+    kw = {"directed": False} if case == "undirected" else {"pred": True} if case == "pred" else {}
+    _, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
+    assert "arrives" not in line, line
+
+
+# Errors on the arriving path, as on the upload-first one: an input beyond the overflow bound
+# raises OverflowError (found after the solve here) and is left as it was, a negative cycle raises
+# NegativeCycleError naming its vertices; the next call works.
+def test_arriving_input_errors(rng, capfd):
+    big = random_graph(4200, np.int32, rng, negative=False)
+    big[0, 1] = 400_000
+    before = big.copy()
+    with pytest.raises(OverflowError, match="int64"):
+        _core.solve_host(big, None, "cuda", 0, True, False, True, True, None)
+    np.testing.assert_array_equal(big, before)
+    g = random_graph(4200, np.int64, rng, negative=False)
+    g[3000, 3001] = -200
+    g[3001, 3000] = 1
+    with pytest.raises(apsp.NegativeCycleError) as err:
+        trace_of(capfd, lambda: gpu_host_solve(g))
+    assert {3000, 3001} <= set(err.value.vertices)
+    h = random_graph(4200, np.int64, rng)
+    _, line = trace_of(capfd, lambda: gpu_host_solve(h))
+    assert "arrives" in line
+
+
 @pytest.mark.parametrize("n", [300, 2000])
 def test_repeated_calls_same_buffer(torch, n, rng):
     buf = torch.empty((n, n), dtype=torch.int32, device="cuda")
@@ -960,10 +1030,11 @@ def test_too_large_for_the_gpu_is_memory_error(tmp_path):
 
 # Rounds are reported as the GPU finishes them (engine.cu, Progress: events a few reports behind
 # the queue's head), in order, ending at the total; 64-wide rounds (past the flow plan's one
-# launch, n <= FLOW_MAX_N) and super-rounds of 4 blocks.
-@pytest.mark.parametrize("n", [2000, 4500])
-def test_progress_reports_rounds(n, rng):
-    g = random_graph(n, np.float32, rng)
+# launch, n <= FLOW_MAX_N) and super-rounds of 4 blocks, and for an int32 input solved while it
+# arrives, rounds counted as tile rows x rounds (engine.cu: upload_and_enqueue_arriving).
+@pytest.mark.parametrize("n, dtype", [(2000, np.float32), (4500, np.float32), (4500, np.int32)])
+def test_progress_reports_rounds(n, dtype, rng):
+    g = random_graph(n, dtype, rng)
     seen: list[tuple[int, int]] = []
     got = gpu_host_solve(g, progress=lambda done, total: seen.append((done, total)))
     assert_same(got, cpu_solve(g))

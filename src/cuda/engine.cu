@@ -607,21 +607,38 @@ struct Lookahead {
   }
 };
 
-// Tile sets (kernels.cuh) of one launch, with their grids.
+// The part of a solve that one call of the round loop does: round r (pivot block r) for r in
+// [p0, p1), on the tile rows [w0, w1) (every row, and every round, unless a host input is still
+// arriving: solve_arriving). Every pivot block of [p0, p1) lies inside the window (its rows go
+// through their own rounds) or outside it (its rows are done and only read).
+struct Window {
+  int64_t w0, w1, p0, p1;
+  static Window all(int64_t nb) { return {0, nb, 0, nb}; }
+  bool has(int64_t r) const { return in_window(r, w0, w1); }
+};
+
+// Tile sets (kernels.cuh) of one launch, with their grids, cut to a window's rows.
 struct Launch {
   TileSet ts;
   dim3 grid;
 };
-Launch panels(int64_t nb, int64_t r) {  // row and column block r without the pivot tile
-  return {TileSet{kPanels, 1, 0, r, 0, nb - 1}, dim3(unsigned(2 * (nb - 1)))};
+// Row and column block r without the pivot tile.
+Launch panels(int64_t nb, int64_t r, const Window& w) {
+  const int64_t rows = w.has(r) ? nb - 1 : 0, columns = window_rows(w.w0, w.w1, r, r + 1);
+  return {TileSet{kPanels, 1, 0, r, 0, nb - 1, w.w0, w.w1}, dim3(unsigned(rows + columns))};
 }
-Launch band(int64_t nb, int64_t b0, int bc, int64_t e0, int ec) {  // rows/columns [b0, b0+bc) outside [e0, e0+ec)
-  const int64_t others = nb - ec;
-  return {TileSet{kBand, ec, bc, e0, b0, others}, dim3(unsigned(bc * others + (others - bc) * bc))};
+// Rows/columns [b0, b0+bc) outside [e0, e0+ec).
+Launch band(int64_t nb, int64_t b0, int bc, int64_t e0, int ec, const Window& w) {
+  const int64_t others = nb - ec, u0 = std::min(e0, b0);
+  const int64_t rows = w.has(b0) ? bc * others : 0,
+                columns = window_rows(w.w0, w.w1, u0, u0 + ec + bc) * bc;
+  return {TileSet{kBand, ec, bc, e0, b0, others, w.w0, w.w1}, dim3(unsigned(rows + columns))};
 }
-Launch rest(int64_t nb, int64_t e0, int ec) {  // every tile outside row/column blocks [e0, e0+ec)
+// Every tile outside row/column blocks [e0, e0+ec).
+Launch rest(int64_t nb, int64_t e0, int ec, const Window& w) {
   const int64_t others = nb - ec;
-  return {TileSet{kRest, ec, 0, e0, 0, others}, dim3(unsigned(others), unsigned(others))};
+  return {TileSet{kRest, ec, 0, e0, 0, others, w.w0, w.w1},
+          dim3(unsigned(others), unsigned(window_rows(w.w0, w.w1, e0, e0 + ec)))};
 }
 
 // Rows and columns of pivot blocks [r0, r0 + m) made final for the rounds of all m blocks, from
@@ -631,17 +648,17 @@ Launch rest(int64_t nb, int64_t e0, int ec) {  // every tile outside row/column 
 // later blocks outside r (they need it before their own pivot) and of the earlier ones (they
 // already hold their own rounds and now get r's).
 template <class PivotAndPanels, class Update>
-void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and_panels,
-                       Update&& update) {
+void finish_pivot_rows(int64_t nb, int64_t r0, int m, const Window& w,
+                       PivotAndPanels&& pivot_and_panels, Update&& update) {
   for (int t = 0; t < m; ++t) {
     const int64_t r = r0 + t;
     pivot_and_panels(r);
-    if (t + 1 < m) update(band(nb, r + 1, m - t - 1, r, 1), r);
-    if (t > 0) update(band(nb, r0, t, r, 1), r);
+    if (t + 1 < m) update(band(nb, r + 1, m - t - 1, r, 1, w), r);
+    if (t > 0) update(band(nb, r0, t, r, 1, w), r);
   }
 }
 
-// Look-ahead over super-rounds of `step` pivot blocks (r0 = 0, step, 2 step, ...) on the main
+// Look-ahead over super-rounds of `step` pivot blocks (r0 = w.p0, + step, ...) on the main
 // stream and a high-priority aux stream, so that the next super-round's pivot work (the critical
 // path) overlaps the bulk of this one's phase 3:
 //   aux:  `panels(aux, r0)` makes the rows and columns of super-round r0 final (r0 = 0 first);
@@ -651,17 +668,18 @@ void finish_pivot_rows(int64_t nb, int64_t r0, int m, PivotAndPanels&& pivot_and
 //         columns of r0 and, where `next`, of the next super-round
 // `after(r0)` runs on the host once super-round r0 is enqueued.
 template <class Panels, class Band, class Start, class Rest, class After>
-void lookahead_rounds(cudaStream_t stream, int64_t nb, int64_t step, Panels&& panels,
+void lookahead_rounds(cudaStream_t stream, const Window& w, int64_t step, Panels&& panels,
                       Band&& band_of, Start&& start, Rest&& rest_of, After&& after) {
+  if (w.p0 >= w.p1) return;
   Lookahead la;
   APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
   APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
-  panels(la.aux, int64_t(0));
+  panels(la.aux, w.p0);
   APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
-  for (int64_t r0 = 0; r0 < nb; r0 += step) {
+  for (int64_t r0 = w.p0; r0 < w.p1; r0 += step) {
     APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // rows/columns of r0 final
     start(r0);
-    const bool next = r0 + step < nb;
+    const bool next = r0 + step < w.p1;
     if (next) {
       APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's last part done
       band_of(la.aux, r0);
@@ -774,13 +792,18 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBu
 //         of s+1
 //   main: phase 3 (k-depth 128, k0 = 64 r0) on every tile outside rows/columns r0..r3
 // `after_round(r)` is called on the host after round r has been enqueued (progress reporting).
+// `part`: the rounds and tile rows to do (Window; none: the whole solve). Only the super-rounds
+// without predecessors (k64d, k64q, k64o) take a part, in units of their pivot blocks, whose
+// bounds it keeps (solve_arriving).
 template <class P, class AfterRound>
-void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round) {
+void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round,
+                    const Window* part = nullptr) {
   using T = typename P::type;
   constexpr int K = P::K;
   T* d = static_cast<T*>(job.d);
   const int64_t n = job.n, ld = job.ld;
   const int64_t nb = (n + K - 1) / K;
+  const Window all = Window::all(nb);
   auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
   constexpr int pivot_threads = 256;
   // The min-plus kernel's 16-byte copies apply (kernels.cuh: minplus_kernel's `aligned`).
@@ -815,12 +838,12 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
       P::pivot<<<1, pivot_threads, 0, s>>>(d, ld, job.p, job.pld, job.h, n, r * K, kwidth(r));
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
-      update(s, panels(nb, r), r);
+      update(s, panels(nb, r, all), r);
     };
     if constexpr (!P::tagged && !P::argmin) {
       for (int64_t r = 0; r < nb; ++r) {
         pivot_and_panels(stream, r);
-        update(stream, rest(nb, r, 1), r);
+        update(stream, rest(nb, r, 1, all), r);
         after_round(r);
       }
     } else {
@@ -830,10 +853,11 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       constexpr int m = P::depth / K;
       static_assert(P::depth % P::TK == 0, "super-rounds cover whole phase-3 tiles");
       const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
+      const Window tiles_all = Window::all(tnb);
       auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(m, nb - r0)); };
       auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns of r0 .. r0+m final
         finish_pivot_rows(
-            nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
+            nb, r0, blocks_in(r0), all, [&](int64_t r) { pivot_and_panels(s, r); },
             [&](const Launch& l, int64_t r) { update(s, l, r); });
       };
       auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
@@ -849,7 +873,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
           const int64_t k0 = r0 * K;
           const int kw = kw_of(r0);
           const auto [e0, ec] = tiles_of(r0);
-          const Launch l = rest(tnb, e0, ec);
+          const Launch l = rest(tnb, e0, ec, tiles_all);
           if (l.grid.x > 0) {
             const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
             tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
@@ -865,15 +889,16 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         // super-round's phases 1 and 2 hide behind the bulk of phase 3.
         auto next_tiles = [&](int64_t r0, bool next) { return next ? tiles_of(r0 + m).second : 0; };
         lookahead_rounds(
-            stream, nb, m, round_panels,
+            stream, all, m, round_panels,
             [&](cudaStream_t s, int64_t r0) {
               const auto [e0, ec] = tiles_of(r0);
-              gemm(s, band(tnb, e0 + ec, next_tiles(r0, true), e0, ec), r0 * K, kw_of(r0));
+              gemm(s, band(tnb, e0 + ec, next_tiles(r0, true), e0, ec, tiles_all), r0 * K,
+                   kw_of(r0));
             },
             [](int64_t) {},
             [&](int64_t r0, bool next) {
               const auto [e0, ec] = tiles_of(r0);
-              gemm(stream, rest(tnb, e0, ec + next_tiles(r0, next)), r0 * K, kw_of(r0));
+              gemm(stream, rest(tnb, e0, ec + next_tiles(r0, next), tiles_all), r0 * K, kw_of(r0));
             },
             [&](int64_t r0) {
               for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
@@ -887,6 +912,8 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     // main stream stores the last one (pivot_kernel). Super-rounds keep them apart: their bands
     // use the stored pivot tiles at once.
     constexpr bool fused = step == 1;
+    if (fused && part) throw CudaError("internal error: a part of a solve on 64-wide rounds");
+    const Window w = part ? *part : all;
     auto pivot = [&](cudaStream_t s, int64_t r) {
       launch("pivot_kernel", P::pivot, 1, pivot_threads, 0, s, pdl_on(s), d, ld, nullptr, 0, nullptr,
              0, r * K, kwidth(r));
@@ -894,28 +921,31 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     auto pivot_and_panels = [&](cudaStream_t s, int64_t r) {
       if constexpr (fused) {
         using PP = typename P::PP;
-        const Launch l = panels(nb, r);
+        const Launch l = panels(nb, r, all);
         if (l.grid.x == 0) return;
         const bool store_prev = tuned_chain && r > 0;  // pivot tile r - 1 (full: r - 1 < nb - 1)
         launch("pivot_panels_kernel", P::pivot_panels, dim3(l.grid.x + store_prev), PP::threads,
                PP::smem_bytes, s, pdl_on(s), d, n, ld, l.ts, r * K, kwidth(r),
                store_prev ? (r - 1) * K : int64_t(-1));
       } else {
-        pivot(s, r);
-        gemm(s, panels(nb, r), r * K, kwidth(r));
+        if (w.has(r)) pivot(s, r);  // outside the window: closed in an earlier part, only read
+        gemm(s, panels(nb, r, w), r * K, kwidth(r));
       }
     };
-    auto blocks_in = [&](int64_t r) { return int(std::min<int64_t>(step, nb - r)); };
+    auto blocks_in = [&](int64_t r) { return int(std::min<int64_t>(step, w.p1 - r)); };
     auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns r0 .. r0+step final
       finish_pivot_rows(
-          nb, r0, blocks_in(r0), [&](int64_t r) { pivot_and_panels(s, r); },
+          nb, r0, blocks_in(r0), w, [&](int64_t r) { pivot_and_panels(s, r); },
           [&](const Launch& l, int64_t r) { gemm(s, l, r * K, kwidth(r)); });
     };
-    auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(step * K, n - r0 * K)); };
+    auto kw_of = [&](int64_t r0) {
+      return int(std::min<int64_t>(blocks_in(r0) * K, n - r0 * K));
+    };
     lookahead_rounds(
-        stream, nb, step, round_panels,
+        stream, w, step, round_panels,
         [&](cudaStream_t s, int64_t r0) {
-          gemm(s, band(nb, r0 + step, blocks_in(r0 + step), r0, blocks_in(r0)), r0 * K, kw_of(r0));
+          gemm(s, band(nb, r0 + step, blocks_in(r0 + step), r0, blocks_in(r0), w), r0 * K,
+               kw_of(r0));
         },
         [&](int64_t r0) {
           // Pivot tile r0 (tuned_chain: only the last, which no later launch stores). This
@@ -925,7 +955,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
         },
         [&](int64_t r0, bool next) {
           const int ec = blocks_in(r0) + (next ? blocks_in(r0 + step) : 0);
-          gemm(stream, rest(nb, r0, ec), r0 * K, kw_of(r0));
+          gemm(stream, rest(nb, r0, ec, w), r0 * K, kw_of(r0));
         },
         [&](int64_t r0) {
           for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
@@ -1095,8 +1125,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     std::unique_ptr<AsyncBuffer> counters;
     if constexpr (is_flow<P>::value) counters = flow_counters(n, stream);
     if (opt.directed && !job.p && !job.h && rows_aligned<V>(d, ld)) {
-      rules_rows_kernel<V><<<rules_rows_grid(n, int(sizeof(V))), kRulesRowsThreads, 0, stream>>>(
-          d, n, ld, opt.unweighted, job.below_zero);
+      rules_rows_kernel<V><<<rules_rows_grid(n, n, int(sizeof(V))), kRulesRowsThreads, 0, stream>>>(
+          d, n, ld, 0, n, opt.unweighted, job.below_zero);
       APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
     } else {
       rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h,
@@ -1195,6 +1225,78 @@ bool switched_off(const char* name) {
   return v && std::string(v) == "0";
 }
 
+// The statistics buffer (DeviceStats, then room for n vertices with a negative diagonal where
+// check_negative_cycles is on), zeroed, into sc.
+void init_stats(SolveScratch& sc, const Options& opt, int64_t n, cudaStream_t stream) {
+  const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
+  sc.stats = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
+  sc.st = static_cast<DeviceStats*>(sc.stats->ptr);
+  if (opt.check_negative_cycles)
+    sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) +
+                                             sizeof(DeviceStats));
+  // first_nan and first_neg_inf start at "none" (all ones), every later field at 0.
+  constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
+  APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
+  APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
+}
+
+// The input statistics of rows [row0, row1) into st (a few blocks: the grid is kept small).
+template <class T>
+void enqueue_scan(const T* d, int64_t n, int64_t ld, int64_t row0, int64_t row1, DeviceStats* st,
+                  cudaStream_t stream) {
+  const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
+                              unsigned(std::min<int64_t>(row1 - row0, 256)));
+  scan_kernel<T><<<grid, block, 0, stream>>>(d, n, ld, row0, row1, st);
+  APSP_CUDA_CHECK_LAUNCH("scan_kernel");
+}
+
+// The scanned statistics on the host (one sync), as the input checks and the plan choices read
+// them.
+struct ScannedStats {
+  InputStats input;
+  bool positive, nonnegative, integral;
+};
+ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
+                        cudaStream_t stream) {
+  DeviceStats h{};
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&h, st, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  ScannedStats r{};
+  InputStats& s = r.input;
+  s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
+  s.first_neg_inf = h.first_neg_inf == ~0ull ? -1 : int64_t(h.first_neg_inf);
+  double f = 0;
+  std::memcpy(&f, &h.max_abs_float, sizeof(f));
+  s.max_abs_float = f;
+  s.max_abs_int = h.max_abs_int;
+  r.positive = h.nonpositive == 0;
+  r.nonnegative = h.nonpositive < 2;
+  r.integral = h.nonintegral == 0;
+  if (opt.unweighted) {  // every edge weighs 1 after the rules
+    s.max_abs_int = n > 1 ? 1 : 0;
+    s.max_abs_float = n > 1 ? 1.0 : 0.0;
+    r.positive = r.nonnegative = r.integral = true;
+  }
+  return r;
+}
+
+// The vertices with a negative diagonal that finalize_kernel listed, sorted (two syncs).
+std::vector<int64_t> read_negative(const SolveScratch& sc, int64_t n, cudaStream_t stream) {
+  unsigned long long count = 0;
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &sc.st->negative_count, sizeof(count),
+                                  cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
+  std::vector<int64_t> v(static_cast<size_t>(count));
+  if (count > 0) {
+    APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), sc.negative, size_t(count) * sizeof(int64_t),
+                                    cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::sort(v.begin(), v.end());
+  }
+  return v;
+}
+
 // Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
 // the caller raises NegativeCycleError once the results are where the caller wants them.
 template <class T>
@@ -1213,40 +1315,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // floats, where every weight is an integer).
   const bool tagged_candidate = pred.data && n > Plan<int32_t, Tiles::tagged>::depth;
   const bool scan = opt.check_input || tagged_candidate;
-  if (scan || opt.check_negative_cycles) {
-    const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
-    sc.stats = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
-    sc.st = static_cast<DeviceStats*>(sc.stats->ptr);
-    if (opt.check_negative_cycles)
-      sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) + sizeof(DeviceStats));
-    // first_nan and first_neg_inf start at "none" (all ones), every later field at 0.
-    constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
-    APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
-    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
-  }
+  if (scan || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
   if (scan) {
-    const dim3 block(256), grid(unsigned(std::min<int64_t>((n + 255) / 256, 4)),
-                                unsigned(std::min<int64_t>(n, 256)));
-    scan_kernel<T><<<grid, block, 0, stream>>>(d, n, ld, sc.st);
-    APSP_CUDA_CHECK_LAUNCH("scan_kernel");
-    DeviceStats h{};
-    APSP_CUDA_CHECK(cudaMemcpyAsync(&h, sc.st, sizeof(h), cudaMemcpyDeviceToHost, stream));
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    InputStats s;
-    s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
-    s.first_neg_inf = h.first_neg_inf == ~0ull ? -1 : int64_t(h.first_neg_inf);
-    double f = 0;
-    std::memcpy(&f, &h.max_abs_float, sizeof(f));
-    s.max_abs_float = f;
-    s.max_abs_int = h.max_abs_int;
-    bool positive = h.nonpositive == 0, nonnegative = h.nonpositive < 2,
-         integral = h.nonintegral == 0;
-    if (opt.unweighted) {  // every edge weighs 1 after the rules
-      s.max_abs_int = n > 1 ? 1 : 0;
-      s.max_abs_float = n > 1 ? 1.0 : 0.0;
-      positive = nonnegative = integral = true;
-    }
+    enqueue_scan(d, n, ld, 0, n, sc.st, stream);
+    const ScannedStats scanned = read_stats(sc.st, opt, n, stream);
+    const InputStats& s = scanned.input;
+    [[maybe_unused]] const bool positive = scanned.positive, nonnegative = scanned.nonnegative,
+                                integral = scanned.integral;
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
     // Floats whose weights are all positive integers, every path length exact in the float type
@@ -1366,22 +1442,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: min3 step %s\n", below ? "off (a value below zero)" : "on");
   }
 
-  std::vector<int64_t> v;
-  if (opt.check_negative_cycles) {
-    unsigned long long count = 0;
-    APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &sc.st->negative_count, sizeof(count),
-                                    cudaMemcpyDeviceToHost, stream));
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
-    if (count > 0) {
-      v.resize(size_t(count));
-      APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), sc.negative, size_t(count) * sizeof(int64_t),
-                                      cudaMemcpyDeviceToHost, stream));
-      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::sort(v.begin(), v.end());
-    }
-  }
-  return v;
+  return opt.check_negative_cycles ? read_negative(sc, n, stream) : std::vector<int64_t>{};
 }
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
@@ -1432,14 +1493,128 @@ void require_device_memory(uint64_t needed, int device, const std::string& what)
   throw MemoryError(m.str());
 }
 
-// The end of every host-input solve: the solve of the device matrix `dev`, then its results
-// into the host matrices (also when a negative cycle is reported, like the CPU engine), then
-// NegativeCycleError if there is one. The host outputs' pages are faulted in while the GPU
-// solves (staging.cpp, OutputPrefault): the predecessors, and `dist` when `dist_is_output` (it
-// is not the input the solve was uploaded from).
+// ---- a host input solved while it arrives -------------------------------------------------------
+// Round r of blocked Floyd-Warshall on tile row i reads only row i and the pivot rows r, each
+// through its own earlier rounds. So while a host input is copied to the GPU, the rows already
+// there can go through their rounds. Each time rows [0, b) are in (b a multiple of the
+// super-round's rows, or n; parts at least doubling), the new rows [a, b) take the rounds of
+// every earlier pivot block [0, a), whose rows they only read; then rows [0, b) take the rounds
+// of the new blocks [a, b). After the last part every row has had every round. The rounds are
+// enqueue_rounds' own launches cut to a window of tile rows (kernels.cuh: TileSet): the same
+// work and kernels as the round loop, in another order.
+// Exact for integers: a row that reads an earlier part's pivot rows later finds them further
+// along (rounds of later blocks applied too). Its values are still lengths of paths, and, min-plus
+// being monotone, no larger than the round loop's at the same step; the round loop ends at the
+// shortest lengths, so this order does too. Floats could round differently (sums in another
+// order), so they keep the upload-first path. With a negative cycle the values past it depend on
+// the order (as between the CPU and CUDA engines); the cycle's vertices are reported either way.
+// Measured (H200, int32 n = 10000): GPU_NOTES.md, twenty-eighth session.
+
+// The plan of a host input solved while it arrives, or Tiles::small where it is not: integer
+// dtypes, directed, no predecessors, past the sizes whose rounds replay as a CUDA graph, on the
+// super-round plans (choose_tiles' pick, or APSP_CUDA_TILES). APSP_CUDA_OVERLAP=0: upload first
+// (benchmarks and tests, both ways on the same graph).
+Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
+  const bool integers = dtype == DType::int32 || dtype == DType::int64;
+  if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
+    return Tiles::small;
+  const Tiles t = choose_tiles(n, false, false, false, false, false, true);
+  return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
+}
+
+// Plans whose round loop takes a part of a solve (enqueue_rounds' `part`): super-rounds without
+// predecessors.
+template <class P, class = void>
+struct takes_parts : std::false_type {};
+template <class P>
+struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
+    : std::bool_constant<!P::pred && (P::depth > P::K)> {};
+
+// Uploads `input` into `dev` on `copy` (a stream of its own) and enqueues, on `stream`, the scan
+// and the rules of each part as it arrives, its rounds (above), then finalize. Returns when the
+// copies are done; the rounds go on. `sc` takes the statistics.
+template <class T>
+void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const Options& opt,
+                                 int device, cudaStream_t stream, cudaStream_t copy, Tiles tiles,
+                                 SolveScratch& sc, std::unique_ptr<Progress>& progress,
+                                 int64_t& parts) {
+  const int64_t n = dev.n, ld = dev.ld;
+  T* d = static_cast<T*>(dev.data);
+  if (opt.check_input || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
+  with_tiles<T>(tiles, false, false, [&](auto plan) {
+    using P = decltype(plan);
+    if constexpr (!takes_parts<P>::value) {
+      throw CudaError(std::string("internal error: plan ") + tiles_name(tiles) +
+                      " cannot solve an arriving input");
+    } else {
+      constexpr int64_t K = P::K, step = P::depth / P::K;
+      const int64_t nb = (n + K - 1) / K;
+      prepare_kernels<P>(device);
+      Job job{dev.data, n, ld, nullptr, 0};
+      job.pdl = sm90(device) && !switched_off("APSP_CUDA_PDL");
+      // progress=True: rounds counted as tile rows x rounds done over nb (the rows of a round
+      // arrive in parts).
+      int64_t row_rounds = 0, reported = 0;
+      if (opt.progress) progress = std::make_unique<Progress>(opt, stream, nb);
+      cudaEvent_t arrived_event = nullptr;
+      APSP_CUDA_CHECK(cudaEventCreateWithFlags(&arrived_event, cudaEventDisableTiming));
+      struct EventGuard {
+        cudaEvent_t e;
+        ~EventGuard() { (void)cudaEventDestroy(e); }
+      } guard{arrived_event};
+      int64_t done_rows = 0;  // rows [0, done_rows) hold the rounds of blocks [0, done_rows / K)
+      auto arrived = [&](int64_t rows) {
+        // Parts at least double: each part's new rows take the rounds of every block before them,
+        // so many small parts cut the same work into many more, smaller launches (H200, int32
+        // n = 10000: 13 parts of 768 rows took 89.5 ms to upload and solve, 5 doubling parts 73;
+        // GPU_NOTES.md, twenty-eighth session). The first part is the first pinned chunk, the
+        // GPU's only wait.
+        if (rows < n && rows < 2 * done_rows) return;
+        APSP_CUDA_CHECK(cudaEventRecord(arrived_event, copy));
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, arrived_event, 0));
+        if (opt.check_input) enqueue_scan(d, n, ld, done_rows, rows, sc.st, stream);
+        rules_rows_kernel<T><<<rules_rows_grid(n, rows - done_rows, int(sizeof(T))),
+                               kRulesRowsThreads, 0, stream>>>(d, n, ld, done_rows, rows,
+                                                               opt.unweighted, nullptr);
+        APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
+        const int64_t a = done_rows / K, b = (rows + K - 1) / K;
+        auto count = [&](const Window& w) {
+          return [&, width = w.w1 - w.w0](int64_t) {
+            row_rounds += width;
+            for (; progress && reported < row_rounds / nb; ++reported) progress->enqueued(reported);
+          };
+        };
+        const Window catch_up{a, b, 0, a}, own{0, b, a, b};
+        enqueue_rounds<P>(job, stream, count(catch_up), &catch_up);
+        enqueue_rounds<P>(job, stream, count(own), &own);
+        done_rows = rows;
+        ++parts;
+      };
+      upload_matrix_arriving(dev.data, ld, input.data, n, input.ld, int(sizeof(T)), copy,
+                             step * K, arrived);
+      if (done_rows != n) throw CudaError("internal error: an arriving input ended early");
+      if (std::getenv("APSP_CUDA_TRACE"))
+        std::fprintf(stderr, "apsp cuda: plan %s, %s while it arrives in %lld parts, n = %lld\n",
+                     tiles_name(tiles), dtype_name(dev.dtype), static_cast<long long>(parts),
+                     static_cast<long long>(n));
+      const Elementwise ew = elementwise(n);
+      finalize_kernel<T><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, nullptr, 0, sc.st,
+                                                           sc.negative);
+      APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
+    }
+  });
+}
+
+// The end of every host-input solve: `solve()` (the solve of the device matrix `dev`, or the
+// rest of it, returning the vertices with a negative diagonal), then its results into the host
+// matrices (also when a negative cycle is reported, like the CPU engine), then NegativeCycleError
+// if there is one. The host outputs' pages are faulted in while the GPU solves (staging.cpp,
+// OutputPrefault): the predecessors, and `dist` when `dist_is_output` (it is not the input the
+// solve was uploaded from).
+template <class Solve>
 void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix& dist,
-                        const PredMatrix& pred, bool dist_is_output, const Options& options,
-                        int device, cudaStream_t stream, Trace& trace) {
+                        const PredMatrix& pred, bool dist_is_output, Solve&& solve,
+                        cudaStream_t stream, Trace& trace) {
   const int64_t n = dist.n;
   const size_t es = size_t(dtype_size(dist.dtype));
   std::vector<int64_t> negative;
@@ -1448,7 +1623,7 @@ void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix
     if (dist_is_output) outputs.push_back({dist.data, n, size_t(n) * es, size_t(dist.ld) * es});
     if (pred.data) outputs.push_back({pred.data, n, size_t(n) * 4, size_t(pred.ld) * 4});
     OutputPrefault prefault(std::move(outputs));
-    negative = solve_device_matrix(dev, dpred, options, device, stream);
+    negative = solve();
     if (trace.on) APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
     trace("solve");
     const double prefault_ms = prefault.wait();  // within "solve" unless it took longer
@@ -1498,12 +1673,41 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   std::unique_ptr<DeviceBuffer> pbuf;
   if (pred.data) pbuf = std::make_unique<DeviceBuffer>(pred_bytes);
   trace("allocate");
-  upload_matrix(dbuf.ptr, dev_ld, input.data, n, input.ld, es, stream.s);
-  trace("upload");
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
-  solve_and_download(dev, dpred, dist, pred, dist.data != input.data, options, device, stream.s,
-                     trace);
+  const bool is_output = dist.data != input.data;
+  const Tiles arriving = arriving_tiles(dist.dtype, n, options, pred.data != nullptr);
+  if (arriving == Tiles::small) {
+    upload_matrix(dbuf.ptr, dev_ld, input.data, n, input.ld, es, stream.s);
+    trace("upload");
+    solve_and_download(
+        dev, dpred, dist, pred, is_output,
+        [&] { return solve_device_matrix(dev, dpred, options, device, stream.s); }, stream.s,
+        trace);
+    return;
+  }
+  // Solved while it arrives (arriving_tiles): the copies on a stream of their own.
+  OwnStream copy;
+  SolveScratch sc;
+  std::unique_ptr<Progress> progress;
+  int64_t parts = 0;
+  with_dtype(dist.dtype, [&](auto zero) {
+    upload_and_enqueue_arriving<decltype(zero)>(input, dev, options, device, stream.s, copy.s,
+                                                arriving, sc, progress, parts);
+  });
+  trace("upload");  // the rounds of the rows in go on meanwhile
+  solve_and_download(
+      dev, dpred, dist, pred, is_output,
+      [&] {
+        if (progress) progress->finish();
+        // The input checks of the round loop's path, after the solve here: the input is left as
+        // it was, and nothing is downloaded, when one fails.
+        if (options.check_input)
+          check_input_stats(dist, read_stats(sc.st, options, n, stream.s).input);
+        return options.check_negative_cycles ? read_negative(sc, n, stream.s)
+                                             : std::vector<int64_t>{};
+      },
+      stream.s, trace);
 }
 
 void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
@@ -1561,7 +1765,9 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   Trace trace;
-  solve_and_download(dev, dpred, dist, pred, true, options, device, stream.s, trace);
+  solve_and_download(
+      dev, dpred, dist, pred, true,
+      [&] { return solve_device_matrix(dev, dpred, options, device, stream.s); }, stream.s, trace);
 }
 
 }  // namespace apsp

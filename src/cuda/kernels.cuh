@@ -63,12 +63,13 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
   return v;
 }
 
-// Scan: nothing written. Grid-stride over rows (blockIdx.y) and columns (x).
+// Scan of rows [row0, row1): nothing written. Grid-stride over rows (blockIdx.y) and columns (x).
 template <class T>
-__global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, DeviceStats* st) {
+__global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, int64_t row0,
+                            int64_t row1, DeviceStats* st) {
   using S = Semiring<T>;
   unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0, nonpos = 0, nonint = 0;
-  for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
+  for (int64_t i = row0 + blockIdx.y; i < row1; i += gridDim.y) {
     const T* row = d + i * ld;
     for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
          j += int64_t(gridDim.x) * blockDim.x) {
@@ -224,18 +225,18 @@ __global__ void rules_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* 
 
 // The same rules for a directed solve without predecessors (clamp, unweighted, diagonal
 // min(w, 0): each element on its own) in 16-byte groups, rows starting on 16 bytes, a
-// grid-stride loop of `rules_rows_grid` blocks. rules_kernel takes one element a thread: 6.8
-// against 3.0 us at n = 1024 (int32, H100; GPU_NOTES.md, twentieth session).
+// grid-stride loop of `rules_rows_grid` blocks over rows [row0, row1). rules_kernel takes one
+// element a thread: 6.8 against 3.0 us at n = 1024 (int32, H100; GPU_NOTES.md, twentieth session).
 template <class T>
-__global__ void rules_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool unweighted,
-                                  unsigned* below_zero) {
+__global__ void rules_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64_t row0,
+                                  int64_t row1, bool unweighted, unsigned* below_zero) {
   let_next_grid_launch();  // the flow kernel waits for the rules in wait_for_previous_grid
   constexpr int V = 16 / int(sizeof(T));
   const int64_t per_row = (n + V - 1) / V;
   bool below = false;
-  for (int64_t g = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * per_row;
+  for (int64_t g = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < (row1 - row0) * per_row;
        g += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t i = g / per_row, j = (g - i * per_row) * V;
+    const int64_t i = row0 + g / per_row, j = (g - (i - row0) * per_row) * V;
     T* row = d + i * ld + j;
     auto rule = [&](T w, int64_t col) {
       w = rule_pair(w, T(0), true, unweighted, i == col);
@@ -257,8 +258,8 @@ __global__ void rules_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, bool
   if (below && below_zero) atomicOr(below_zero, 1u);
 }
 constexpr int kRulesRowsThreads = 256;
-inline unsigned rules_rows_grid(int64_t n, int elem_size) {
-  const int64_t groups = n * ((n + 16 / elem_size - 1) / (16 / elem_size));
+inline unsigned rules_rows_grid(int64_t n, int64_t rows, int elem_size) {
+  const int64_t groups = rows * ((n + 16 / elem_size - 1) / (16 / elem_size));
   return unsigned(std::min<int64_t>((groups + kRulesRowsThreads - 1) / kRulesRowsThreads, 2048));
 }
 
@@ -559,12 +560,17 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 //            (grid.x = bc * others + (others - bc) * bc, others = nb - ec); the excluded and band
 //            blocks are adjacent;
 //   kRest:   tiles outside row/column blocks [e0, e0+ec) (grid others x others).
+// Each set is cut to the tile rows of its window [w0, w1) (every row, w0 = 0 and w1 = nb, but
+// where a host input is still arriving: engine.cu, solve_arriving); a band's own rows lie all
+// inside it or all outside, and so does a panel's pivot row. The grids shrink with the window
+// (engine.cu: panels, band, rest); with every row they are the ones above.
 enum TileKind : int { kPanels = 2, kBand = 3, kRest = 4 };
 struct TileSet {
   int kind;
   int ec, bc;       // excluded and band block counts
   int64_t e0, b0;   // first excluded block (kPanels: the round), first band block
   int64_t others;   // nb - ec
+  int64_t w0, w1;   // the window of tile rows
 };
 struct TileCoords {
   int64_t i0, j0;
@@ -572,24 +578,51 @@ struct TileCoords {
 __device__ __forceinline__ int64_t skip(int64_t t, int64_t at, int64_t by) {
   return t + by * (t >= at);
 }
+// Blocks [x0, x1) inside the window [w0, w1), as [a, b) (empty: a == b).
+struct Cut {
+  int64_t a, b;
+};
+__host__ __device__ __forceinline__ Cut window_cut(int64_t w0, int64_t w1, int64_t x0, int64_t x1) {
+  const int64_t a = x0 > w0 ? x0 : w0, e = x1 < w1 ? x1 : w1;
+  return {a, e > a ? e : a};
+}
+// Tile rows of the window outside blocks [x0, x1): how many, and the t-th of them.
+__host__ __device__ __forceinline__ int64_t window_rows(int64_t w0, int64_t w1, int64_t x0,
+                                                        int64_t x1) {
+  const Cut c = window_cut(w0, w1, x0, x1);
+  return (w1 - w0) - (c.b - c.a);
+}
+__device__ __forceinline__ int64_t window_row(int64_t t, int64_t w0, int64_t w1, int64_t x0,
+                                              int64_t x1) {
+  const Cut c = window_cut(w0, w1, x0, x1);
+  return skip(w0 + t, c.a, c.b - c.a);
+}
+__host__ __device__ __forceinline__ bool in_window(int64_t r, int64_t w0, int64_t w1) {
+  return r >= w0 && r < w1;
+}
 // Block indices run backwards over the tiles so that the last tile row and column (ragged when
 // K does not divide n, and slower) are scheduled first instead of forming a long tail.
 __device__ __forceinline__ TileCoords tile_coords(const TileSet& s, int64_t K) {
   const int64_t x = int64_t(gridDim.x) - 1 - blockIdx.x, y = int64_t(gridDim.y) - 1 - blockIdx.y;
   switch (s.kind) {
-    case kPanels: {
-      const int64_t b = skip(x >> 1, s.e0, 1);
-      return (x & 1) ? TileCoords{b * K, s.e0 * K} : TileCoords{s.e0 * K, b * K};
+    case kPanels: {  // pairs of a row-panel and a column-panel tile while both last
+      const int64_t r = s.e0, pr = in_window(r, s.w0, s.w1) ? s.others : 0,
+                    pc = window_rows(s.w0, s.w1, r, r + 1), m = pr < pc ? pr : pc;
+      const bool column = x < 2 * m ? (x & 1) != 0 : pc > pr;
+      const int64_t t = x < 2 * m ? x >> 1 : x - m;
+      return column ? TileCoords{window_row(t, s.w0, s.w1, r, r + 1) * K, r * K}
+                    : TileCoords{r * K, skip(t, r, 1) * K};
     }
     case kBand: {
-      const int64_t first = s.bc * s.others;
+      const int64_t first = in_window(s.b0, s.w0, s.w1) ? s.bc * s.others : 0;
       if (x < first) return TileCoords{(s.b0 + x / s.others) * K, skip(x % s.others, s.e0, s.ec) * K};
       const int64_t x2 = x - first;
       const int64_t u0 = s.e0 < s.b0 ? s.e0 : s.b0;
-      return TileCoords{skip(x2 / s.bc, u0, s.ec + s.bc) * K, (s.b0 + x2 % s.bc) * K};
+      return TileCoords{window_row(x2 / s.bc, s.w0, s.w1, u0, u0 + s.ec + s.bc) * K,
+                        (s.b0 + x2 % s.bc) * K};
     }
     default:
-      return TileCoords{skip(y, s.e0, s.ec) * K, skip(x, s.e0, s.ec) * K};
+      return TileCoords{window_row(y, s.w0, s.w1, s.e0, s.e0 + s.ec) * K, skip(x, s.e0, s.ec) * K};
   }
 }
 

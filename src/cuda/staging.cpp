@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -106,29 +107,35 @@ void copy_rows(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, i
       std::memcpy(dst + size_t(i) * dst_pitch, src + size_t(i) * src_pitch, row_bytes);
 }
 
-// One transfer's plan: rows per pinned chunk (whole rows, at least one, about kChunkBytes), the
-// pitches, and the staging set it borrows.
+// One transfer's plan: rows per pinned chunk (whole rows, a multiple of align_rows, at least
+// align_rows, about kChunkBytes), the pitches, and the staging set it borrows.
 struct Chunks {
-  size_t row_bytes, bytes, host_pitch, dev_pitch;
+  size_t row_bytes, host_pitch, dev_pitch;
   int64_t rows_per;
   Lease lease;
   Staging& st;
-  Chunks(int64_t n, int64_t host_ld, int64_t dev_ld, int elem_size)
+  static int64_t rows_for(int64_t n, size_t row_bytes, int64_t align_rows) {
+    int64_t rows = int64_t(kChunkBytes / row_bytes) / align_rows * align_rows;
+    if (const char* v = std::getenv("APSP_CUDA_STAGING_ROWS")) rows = std::atoll(v);
+    rows = std::min(rows, n);
+    return std::max(align_rows, (rows + align_rows - 1) / align_rows * align_rows);
+  }
+  Chunks(int64_t n, int64_t host_ld, int64_t dev_ld, int elem_size, int64_t align_rows = 1)
       : row_bytes(size_t(n) * elem_size),
-        bytes(std::max(kChunkBytes, row_bytes)),
         host_pitch(size_t(host_ld) * elem_size),
         dev_pitch(size_t(dev_ld) * elem_size),
-        rows_per(int64_t(bytes / row_bytes)),
-        lease(bytes),
+        rows_per(rows_for(n, row_bytes, align_rows)),
+        lease(std::max(kChunkBytes, size_t(rows_per) * row_bytes)),  // pool sets alike
         st(*lease.s) {}
 };
 
 }  // namespace
 
-void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
-                   int elem_size, void* stream_ptr) {
+void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
+                            int64_t host_ld, int elem_size, void* stream_ptr, int64_t align_rows,
+                            const std::function<void(int64_t)>& arrived) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  Chunks ch(n, host_ld, dev_ld, elem_size);
+  Chunks ch(n, host_ld, dev_ld, elem_size, std::max<int64_t>(1, align_rows));
   const size_t row_bytes = ch.row_bytes;
   Staging& st = ch.st;
   const char* src = static_cast<const char*>(host);
@@ -144,8 +151,14 @@ void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64
                                       row_bytes, row_bytes, size_t(rows), cudaMemcpyHostToDevice,
                                       stream));
     APSP_CUDA_CHECK(cudaEventRecord(st.done[b], stream));
+    if (arrived) arrived(r0 + rows);
   }
   APSP_CUDA_CHECK(cudaStreamSynchronize(stream));  // staging goes back to the pool idle
+}
+
+void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
+                   int elem_size, void* stream) {
+  upload_matrix_arriving(dev, dev_ld, host, n, host_ld, elem_size, stream, 1, {});
 }
 
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,

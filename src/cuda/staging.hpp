@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -14,6 +15,14 @@ namespace apsp::cuda_detail {
 // (leading dimension dev_ld >= n), enqueued on `stream` (a cudaStream_t); returns when done.
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
                    int elem_size, void* stream);
+// The same, calling `arrived(rows)` on this thread each time the copies of rows [0, rows) are
+// enqueued on `stream` (rows: a multiple of `align_rows`, or n), so that the caller can enqueue
+// work on those rows behind them on another stream (engine.cu: solve_arriving). Each pinned chunk
+// holds a multiple of align_rows rows; APSP_CUDA_STAGING_ROWS sets that number (tests: many
+// chunks at small n).
+void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
+                            int64_t host_ld, int elem_size, void* stream, int64_t align_rows,
+                            const std::function<void(int64_t)>& arrived);
 // The reverse: device matrix (leading dimension dev_ld) -> host rows (leading dimension
 // host_ld); returns when done.
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
