@@ -290,8 +290,8 @@ def main() -> int:
         return float(np.median(t)), f"median of {len(t)} calls (min {t.min() * 1e3:.1f} ms, max {t.max() * 1e3:.1f} ms)"
 
     # In place, the rounds of the rows already on the GPU running while later rows are copied
-    # (engine.cu: solve_arriving), and the same with the whole upload first (APSP_CUDA_OVERLAP=0),
-    # call by call in turn.
+    # (engine.cu: upload_and_enqueue_arriving), and the same with the whole upload first
+    # (APSP_CUDA_OVERLAP=0), call by call in turn.
     times = {"1": [], "0": []}
     work = np.empty_like(host)
     for rep in range(8):

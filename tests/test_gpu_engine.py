@@ -900,18 +900,18 @@ def test_nan_and_overflow_are_refused_before_solving():
 
 # Integer host inputs past n = 4096 (the super-round plans) are solved while they arrive: each
 # time more rows are on the GPU, they take the rounds of the pivot blocks before them, then every
-# row in takes the rounds of the new blocks (engine.cu: solve_arriving). The results equal the
-# upload-first path's (APSP_CUDA_OVERLAP=0) bit for bit, and the CPU engine's: ragged and aligned
-# n; parts of one super-round's rows, of several, one part; super-rounds of 2, 4 and 8 blocks
-# (k64d, k64q, k64o); unweighted. APSP_CUDA_STAGING_ROWS sets the rows a part holds (rounded up to
-# the super-round's).
+# row in takes the rounds of the new blocks (engine.cu: upload_and_enqueue_arriving). The results
+# equal the upload-first path's (APSP_CUDA_OVERLAP=0) bit for bit, and the CPU engine's: ragged
+# and aligned n; pinned chunks of one super-round's rows, of several, one chunk; super-rounds of 2,
+# 4 and 8 blocks (k64d, k64q, k64o); unweighted. APSP_CUDA_STAGING_ROWS sets the rows a pinned
+# chunk holds (rounded up to the super-round's).
 @pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n, plan, rows, unweighted", [
-    (4097, "k64q", None, False),   # the staging's own parts (32 MB)
-    (4500, "k64d", 100, False),    # 100 -> 128 rows a chunk: parts of 1, 1, 2, 4, 8, 16 chunks
-    (4700, "k64q", 600, True),     # 600 -> 768 rows: three super-rounds a chunk
+    (4097, "k64q", None, False),   # the staging's own chunks (32 MB)
+    (4500, "k64d", 100, False),    # 128 rows a chunk: parts of 1, 1, 2, 4, 8, 16 chunks, the rest
+    (4700, "k64q", 600, True),     # 768 rows: three super-rounds a chunk
     (5120, "k64o", 512, False),    # aligned n, super-rounds of 8 blocks, one each
-    (4500, "k64q", 10**6, False),  # one part: all rows, then every round
+    (4500, "k64q", 10**6, False),  # one chunk: all rows, then every round
 ])
 def test_arriving_input_matches_upload_first(n, plan, rows, unweighted, dtype, rng, monkeypatch,
                                              capfd):

@@ -609,8 +609,8 @@ struct Lookahead {
 
 // The part of a solve that one call of the round loop does: round r (pivot block r) for r in
 // [p0, p1), on the tile rows [w0, w1) (every row, and every round, unless a host input is still
-// arriving: solve_arriving). Every pivot block of [p0, p1) lies inside the window (its rows go
-// through their own rounds) or outside it (its rows are done and only read).
+// arriving: upload_and_enqueue_arriving). Every pivot block of [p0, p1) lies inside the window
+// (its rows go through their own rounds) or outside it (its rows are done and only read).
 struct Window {
   int64_t w0, w1, p0, p1;
   static Window all(int64_t nb) { return {0, nb, 0, nb}; }
@@ -794,7 +794,7 @@ void enqueue_flow(const Job& job, int device, cudaStream_t stream, const AsyncBu
 // `after_round(r)` is called on the host after round r has been enqueued (progress reporting).
 // `part`: the rounds and tile rows to do (Window; none: the whole solve). Only the super-rounds
 // without predecessors (k64d, k64q, k64o) take a part, in units of their pivot blocks, whose
-// bounds it keeps (solve_arriving).
+// bounds it keeps (upload_and_enqueue_arriving).
 template <class P, class AfterRound>
 void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_round,
                     const Window* part = nullptr) {

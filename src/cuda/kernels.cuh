@@ -561,9 +561,9 @@ __global__ void __launch_bounds__((K / E) * (K / E))
 //            blocks are adjacent;
 //   kRest:   tiles outside row/column blocks [e0, e0+ec) (grid others x others).
 // Each set is cut to the tile rows of its window [w0, w1) (every row, w0 = 0 and w1 = nb, but
-// where a host input is still arriving: engine.cu, solve_arriving); a band's own rows lie all
-// inside it or all outside, and so does a panel's pivot row. The grids shrink with the window
-// (engine.cu: panels, band, rest); with every row they are the ones above.
+// where a host input is still arriving: engine.cu: upload_and_enqueue_arriving); a band's own
+// rows lie all inside it or all outside, and so does a panel's pivot row. The grids shrink with
+// the window (engine.cu: panels, band, rest); with every row they are the ones above.
 enum TileKind : int { kPanels = 2, kBand = 3, kRest = 4 };
 struct TileSet {
   int kind;

@@ -17,9 +17,9 @@ void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64
                    int elem_size, void* stream);
 // The same, calling `arrived(rows)` on this thread each time the copies of rows [0, rows) are
 // enqueued on `stream` (rows: a multiple of `align_rows`, or n), so that the caller can enqueue
-// work on those rows behind them on another stream (engine.cu: solve_arriving). Each pinned chunk
-// holds a multiple of align_rows rows; APSP_CUDA_STAGING_ROWS sets that number (tests: many
-// chunks at small n).
+// work on those rows behind them on another stream (engine.cu: upload_and_enqueue_arriving).
+// Each pinned chunk holds a multiple of align_rows rows; APSP_CUDA_STAGING_ROWS sets that number
+// (tests: many chunks at small n).
 void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
                             int64_t host_ld, int elem_size, void* stream, int64_t align_rows,
                             const std::function<void(int64_t)>& arrived);
