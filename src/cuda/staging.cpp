@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -136,6 +137,13 @@ void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t
                             const std::function<void(int64_t)>& arrived) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   Chunks ch(n, host_ld, dev_ld, elem_size, std::max<int64_t>(1, align_rows));
+  // Where a copy or `arrived` throws, the chunks' DMAs end before they go back to the pool.
+  struct SyncOnThrow {
+    cudaStream_t s;
+    ~SyncOnThrow() {
+      if (std::uncaught_exceptions() > 0) (void)cudaStreamSynchronize(s);
+    }
+  } sync_on_throw{stream};
   const size_t row_bytes = ch.row_bytes;
   Staging& st = ch.st;
   const char* src = static_cast<const char*>(host);
