@@ -1087,6 +1087,16 @@ struct SolveScratch {
   int64_t* negative = nullptr;
 };
 
+// The directed rules without predecessors on rows [row0, row1) of a matrix whose rows start on
+// 16 bytes (kernels.cuh: rules_rows_kernel).
+template <class T>
+void enqueue_rules_rows(T* d, int64_t n, int64_t ld, int64_t row0, int64_t row1, bool unweighted,
+                        unsigned* below_zero, cudaStream_t stream) {
+  rules_rows_kernel<T><<<rules_rows_grid(n, row1 - row0, int(sizeof(T))), kRulesRowsThreads, 0,
+                         stream>>>(d, n, ld, row0, row1, unweighted, below_zero);
+  APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
+}
+
 // The rounds of one plan, between the statistics and the negative-cycle readout. V is the
 // matrix's dtype: the plan's own, or a float dtype whose integer weights run a plan of its
 // integer twin on the same buffer (a round loop or the tagged plan: the pack after the rules
@@ -1125,9 +1135,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     std::unique_ptr<AsyncBuffer> counters;
     if constexpr (is_flow<P>::value) counters = flow_counters(n, stream);
     if (opt.directed && !job.p && !job.h && rows_aligned<V>(d, ld)) {
-      rules_rows_kernel<V><<<rules_rows_grid(n, n, int(sizeof(V))), kRulesRowsThreads, 0, stream>>>(
-          d, n, ld, 0, n, opt.unweighted, job.below_zero);
-      APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
+      enqueue_rules_rows(d, n, ld, 0, n, opt.unweighted, job.below_zero, stream);
     } else {
       rules_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, job.h,
                                                      opt.directed, opt.unweighted, job.below_zero);
@@ -1536,8 +1544,7 @@ struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
 template <class T>
 void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const Options& opt,
                                  int device, cudaStream_t stream, cudaStream_t copy, Tiles tiles,
-                                 SolveScratch& sc, std::unique_ptr<Progress>& progress,
-                                 int64_t& parts) {
+                                 SolveScratch& sc, std::unique_ptr<Progress>& progress) {
   const int64_t n = dev.n, ld = dev.ld;
   T* d = static_cast<T*>(dev.data);
   if (opt.check_input || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
@@ -1563,6 +1570,7 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
         ~EventGuard() { (void)cudaEventDestroy(e); }
       } guard{arrived_event};
       int64_t done_rows = 0;  // rows [0, done_rows) hold the rounds of blocks [0, done_rows / K)
+      int64_t parts = 0;
       auto arrived = [&](int64_t rows) {
         // Parts at least double: each part's new rows take the rounds of every block before them,
         // so many small parts cut the same work into many more, smaller launches (H200, int32
@@ -1573,10 +1581,7 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
         APSP_CUDA_CHECK(cudaEventRecord(arrived_event, copy));
         APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, arrived_event, 0));
         if (opt.check_input) enqueue_scan(d, n, ld, done_rows, rows, sc.st, stream);
-        rules_rows_kernel<T><<<rules_rows_grid(n, rows - done_rows, int(sizeof(T))),
-                               kRulesRowsThreads, 0, stream>>>(d, n, ld, done_rows, rows,
-                                                               opt.unweighted, nullptr);
-        APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
+        enqueue_rules_rows(d, n, ld, done_rows, rows, opt.unweighted, nullptr, stream);
         const int64_t a = done_rows / K, b = (rows + K - 1) / K;
         auto count = [&](const Window& w) {
           return [&, width = w.w1 - w.w0](int64_t) {
@@ -1690,10 +1695,9 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   OwnStream copy;
   SolveScratch sc;
   std::unique_ptr<Progress> progress;
-  int64_t parts = 0;
   with_dtype(dist.dtype, [&](auto zero) {
     upload_and_enqueue_arriving<decltype(zero)>(input, dev, options, device, stream.s, copy.s,
-                                                arriving, sc, progress, parts);
+                                                arriving, sc, progress);
   });
   trace("upload");  // the rounds of the rows in go on meanwhile
   solve_and_download(
