@@ -1,8 +1,9 @@
 // Probe (benchmarks/GPU_NOTES.md, twenty-sixth session): the pivot closure two steps a barrier
-// (close_tile_pair, from closure_pair.patch) against close_tile_fast, alone in one block: the two
-// compared bit for bit (and with a host Floyd-Warshall where there is no negative cycle) at every
-// kw for int32, float32, int64 and float64, then ns a step, best of 7 launches of 400 closures.
-// Build (after git apply benchmarks/probes/closure_pair.patch), on a GPU machine:
+// (close_tile_pair, kernels.cuh: the cluster plan's int32 closures since the twenty-ninth
+// session) against close_tile_fast, alone in one block: the two compared bit for bit (and with
+// a host Floyd-Warshall where there is no negative cycle) at every kw for int32, float32, int64
+// and float64, then ns a step, best of 7 launches of 400 closures.
+// Build, on a GPU machine:
 //   nvcc -std=c++17 -arch=sm_90 -O3 --expt-relaxed-constexpr -Isrc benchmarks/probes/closure_pair.cu
 #include <algorithm>
 #include <cstdio>

@@ -207,7 +207,12 @@ __device__ __forceinline__ void close_pivot(T* reg, int o, int kw, T* d, int64_t
   T c[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) load_vec(reg + (o + 4 * ty + i) * W + o + 4 * tx, c[i]);
-  close_tile_fast<T, P, 4, 1>(c, kw);
+  // int32: two steps a barrier (n = 256 39.4 -> 38.9 us, benchmarks/GPU_NOTES.md, twenty-sixth
+  // session); float32 read 0.2 us slower with it, and 8-byte types slower still.
+  if constexpr (std::is_integral_v<T> && sizeof(T) == 4)
+    close_tile_pair<T, P, 4, 1>(c, kw);
+  else
+    close_tile_fast<T, P, 4, 1>(c, kw);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     store_vec(reg + (o + 4 * ty + i) * W + o + 4 * tx, c[i]);

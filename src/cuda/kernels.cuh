@@ -422,15 +422,17 @@ template <class F, int... S>
 __device__ __forceinline__ void each_step(F&& f, std::integer_sequence<int, S...>) {
   (f(std::integral_constant<int, S>{}), ...);
 }
+template <int Bar, int Threads>
+__device__ __forceinline__ void closure_sync() {
+  if constexpr (Bar == 0)
+    __syncthreads();
+  else
+    asm volatile("bar.sync %0, %1;\n" ::"n"(Bar), "n"(Threads) : "memory");
+}
 template <class T, int K, int E, int Bar = 0>
 __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
   constexpr int R = K / E;
-  auto sync = [] {
-    if constexpr (Bar == 0)
-      __syncthreads();
-    else
-      asm volatile("bar.sync %0, %1;\n" ::"n"(Bar), "n"(R * R) : "memory");
-  };
+  auto sync = closure_sync<Bar, R * R>;
   static_assert(E % 2 == 0, "the double buffer alternates within a group of E steps");
   __shared__ __align__(16) T row_buf[2][K];
   __shared__ __align__(16) T col_buf[2][K];
@@ -466,7 +468,7 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
     for (int b = 0; b < E; ++b) bv[b] = row_buf[buf][E * tx + b];
     if constexpr (defer) {
       constexpr int x = (S + 1) % E;
-      if constexpr (decltype(after_first)::value) deferred(S);
+      if constexpr (defer && decltype(after_first)::value) deferred(S);
 #pragma unroll
       for (int b = 0; b < E; ++b) c[x][b] = Semiring<T>::relax(c[x][b], av[x], bv[b]);
 #pragma unroll
@@ -496,6 +498,105 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
     for (int q = 0; q < groups; ++q)
       each_step([&](auto s) { step(q, s, std::false_type{}); }, std::make_integer_sequence<int, E>{});
   }
+}
+
+// The same closure two pivot steps a barrier (the cluster plan's 32-wide int32 pivots).
+// Rows k and k + 1 and columns k and k + 1, as they are before step k, are published together;
+// every thread forms row k + 1 and column k + 1 after step k itself (the relax their owners
+// apply, so the same values bit for bit) and takes both steps. The rows and columns that the
+// next pair publishes are updated before the barrier, the other 4 elements after it, as in
+// close_tile_fast (8-byte types: every update before it). Alone on an H100
+// (benchmarks/GPU_NOTES.md, twenty-sixth session): K = 32, 64 threads, int32 44.0 -> 37.8 ns a
+// step, float32 48.3 -> 43.6 (but a whole float32 solve read 0.2 us slower); at K = 64 (256
+// threads) 7% slower, the 25% more updates before each barrier costing more than the barriers
+// saved; 8-byte types 14-16% slower.
+template <class T, int K, int E, int Bar = 0>
+__device__ __forceinline__ void close_tile_pair(T (&c)[E][E], int kw) {
+  static_assert(E % 4 == 0, "two pairs a group of E steps: the double buffer alternates inside");
+  constexpr int R = K / E;
+  auto sync = closure_sync<Bar, R * R>;
+  __shared__ __align__(16) T row_buf[2][2][K];  // [buffer][row k, row k + 1][column]
+  __shared__ __align__(16) T col_buf[2][2][K];
+  const int tx = threadIdx.x % R, ty = threadIdx.x / R;
+  auto publish = [&](int q, auto s, int buf) {  // rows and columns E*q + S, E*q + S + 1
+    constexpr int S = decltype(s)::value;
+    if (ty == q)
+#pragma unroll
+      for (int b = 0; b < E; ++b) {
+        row_buf[buf][0][E * tx + b] = c[S][b];
+        row_buf[buf][1][E * tx + b] = c[S + 1][b];
+      }
+    if (tx == q)
+#pragma unroll
+      for (int a = 0; a < E; ++a) {
+        col_buf[buf][0][E * ty + a] = c[a][S];
+        col_buf[buf][1][E * ty + a] = c[a][S + 1];
+      }
+  };
+  // Steps k and k + 1 on one element: column values a0, a1, row values b0, b1.
+  auto both = [](T v, T a0, T b0, T a1, T b1) {
+    return Semiring<T>::relax(Semiring<T>::relax(v, a0, b0), a1, b1);
+  };
+  T pa[E], pb[E], pa1[E], pb1[E];  // the previous pair's columns and rows
+  constexpr bool defer = sizeof(T) == 4;
+  auto deferred = [&](int x) {  // its updates outside the rows and columns x, x + 1 it published
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+#pragma unroll
+      for (int b = 0; b < E; ++b)
+        if (a != x && a != x + 1 && b != x && b != x + 1)
+          c[a][b] = both(c[a][b], pa[a], pb[b], pa1[a], pb1[b]);
+  };
+  auto pair = [&](int q, auto s, auto after_first) {  // steps E*q + S, E*q + S + 1
+    constexpr int S = decltype(s)::value, buf = (S / 2) & 1;
+    constexpr int x = (S + 2) % E;  // the next pair publishes rows and columns x, x + 1
+    T ak[E], ak1[E], bk[E], bk1[E];
+#pragma unroll
+    for (int a = 0; a < E; ++a) {
+      ak[a] = col_buf[buf][0][E * ty + a];
+      ak1[a] = col_buf[buf][1][E * ty + a];
+    }
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      bk[b] = row_buf[buf][0][E * tx + b];
+      bk1[b] = row_buf[buf][1][E * tx + b];
+    }
+    const T d10 = col_buf[buf][0][E * q + S + 1];  // element (k + 1, k)
+    const T d01 = row_buf[buf][0][E * q + S + 1];  // element (k, k + 1)
+    if constexpr (defer && decltype(after_first)::value) deferred(S);
+    T r1[E], c1[E];  // row k + 1 and column k + 1 after step k
+#pragma unroll
+    for (int b = 0; b < E; ++b) r1[b] = Semiring<T>::relax(bk1[b], d10, bk[b]);
+#pragma unroll
+    for (int a = 0; a < E; ++a) c1[a] = Semiring<T>::relax(ak1[a], ak[a], d01);
+#pragma unroll
+    for (int a = 0; a < E; ++a)
+#pragma unroll
+      for (int b = 0; b < E; ++b)
+        if (!defer || a == x || a == x + 1 || b == x || b == x + 1)
+          c[a][b] = both(c[a][b], ak[a], bk[b], c1[a], r1[b]);
+    if constexpr (defer)
+#pragma unroll
+      for (int e = 0; e < E; ++e) pa[e] = ak[e], pb[e] = bk[e], pa1[e] = c1[e], pb1[e] = r1[e];
+    if constexpr (S + 2 < E)
+      publish(q, std::integral_constant<int, S + 2>{}, buf ^ 1);
+    else
+      publish(q + 1, std::integral_constant<int, 0>{}, buf ^ 1);
+    sync();
+  };
+  publish(0, std::integral_constant<int, 0>{}, 0);
+  sync();
+  const int groups = (kw + E - 1) / E;
+  auto pairs = std::make_integer_sequence<int, E / 2>{};
+  each_step([&](auto p) {  // group 0 unrolled apart: its first pair has no previous one
+    constexpr int P = decltype(p)::value;
+    pair(0, std::integral_constant<int, 2 * P>{}, std::bool_constant<(P > 0)>{});
+  }, pairs);
+  for (int q = 1; q < groups; ++q)
+    each_step([&](auto p) {
+      pair(q, std::integral_constant<int, 2 * decltype(p)::value>{}, std::true_type{});
+    }, pairs);
+  if constexpr (defer) deferred(0);  // the last pair published x = 0
 }
 
 // Phase 1: one block loads the pivot tile, closes it and stores it (with predecessors: and their
