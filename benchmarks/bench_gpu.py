@@ -290,26 +290,36 @@ def main() -> int:
         return float(np.median(t)), f"median of {len(t)} calls (min {t.min() * 1e3:.1f} ms, max {t.max() * 1e3:.1f} ms)"
 
     # In place, the rounds of the rows already on the GPU running while later rows are copied
-    # (engine.cu: upload_and_enqueue_arriving), and the same with the whole upload first
-    # (APSP_CUDA_OVERLAP=0), call by call in turn.
-    times = {"1": [], "0": []}
+    # (engine.cu: upload_and_enqueue_arriving), the same with a progress callback, and the same
+    # with the whole upload first (APSP_CUDA_OVERLAP=0), call by call in turn.
+    times = {"1": [], "progress": [], "0": []}
+    reports = []
     work = np.empty_like(host)
     for rep in range(8):
-        for overlap in ("1", "0"):
-            os.environ["APSP_CUDA_OVERLAP"] = overlap
+        for how in times:
+            os.environ["APSP_CUDA_OVERLAP"] = "0" if how == "0" else "1"
+            progress = None
+            if how == "progress":
+                reports.clear()  # one solve's reports
+                progress = lambda done, total: reports.append(done)  # noqa: E731
             np.copyto(work, host)
             t0 = time.perf_counter()
-            _core.solve_host(work, None, "cuda", 0, True, False, True, True, None)
-            times[overlap].append(time.perf_counter() - t0)
+            _core.solve_host(work, None, "cuda", 0, True, False, True, True, progress)
+            times[how].append(time.perf_counter() - t0)
     del os.environ["APSP_CUDA_OVERLAP"]
     secs, spread = median_of(times["1"])
     add("apsp-gpu-host", "int32", 10000, secs,
         "end to end from NumPy in place (pinned staging host->GPU->host, the rounds of the rows "
         "already in running while later rows are copied), checks on; " + spread, ceiling=False)
+    plain = secs
+    secs, spread = median_of(times["progress"])
+    add("apsp-gpu-host-progress", "int32", 10000, secs,
+        f"the same with a progress callback ({len(reports)} calls a solve), calls taken in turn "
+        f"with the row above: {secs / plain - 1:+.1%} on its median; " + spread, ceiling=False)
     secs, spread = median_of(times["0"])
     add("apsp-gpu-host-upload-first", "int32", 10000, secs,
         "the same with the whole upload before the rounds (APSP_CUDA_OVERLAP=0), calls taken in "
-        "turn with the row above; " + spread, ceiling=False)
+        "turn with the in-place rows above; " + spread, ceiling=False)
     del work
     times = []
     for rep in range(8):
