@@ -422,6 +422,7 @@ template <class F, int... S>
 __device__ __forceinline__ void each_step(F&& f, std::integer_sequence<int, S...>) {
   (f(std::integral_constant<int, S>{}), ...);
 }
+// The closures' barrier: the whole block (Bar = 0), else named barrier Bar over Threads threads.
 template <int Bar, int Threads>
 __device__ __forceinline__ void closure_sync() {
   if constexpr (Bar == 0)
@@ -468,7 +469,7 @@ __device__ __forceinline__ void close_tile_fast(T (&c)[E][E], int kw) {
     for (int b = 0; b < E; ++b) bv[b] = row_buf[buf][E * tx + b];
     if constexpr (defer) {
       constexpr int x = (S + 1) % E;
-      if constexpr (defer && decltype(after_first)::value) deferred(S);
+      if constexpr (decltype(after_first)::value) deferred(S);
 #pragma unroll
       for (int b = 0; b < E; ++b) c[x][b] = Semiring<T>::relax(c[x][b], av[x], bv[b]);
 #pragma unroll
