@@ -8,6 +8,10 @@ round loops' min3 step) under the engine's own choice only, since forcing a roun
 change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine.
+"auto" also solves integer inputs of n = 4200 (int32, int64; a negative edge) on the path that
+solves a host input while it arrives (n > 4096: engine.cu, upload_and_enqueue_arriving), in
+pinned chunks of 256 rows, so in six parts, and checks from the engine's trace line that it took
+that path; not with --no-cluster (racecheck: its kernels are the round loop's, covered above).
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
 n = 260 and 300, with one worker per block as the engine picks, again with two and with three,
 and again with the workers on the SMs its clusters leave free forced on: flow.cuh,
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -69,6 +74,8 @@ def main() -> None:
         else:
             os.environ["APSP_CUDA_TILES"] = plan
         checked += check_all(predecessors=plan == "auto")
+        if plan == "auto" and not NO_CLUSTER:
+            checked += check_arriving()
         print(f"sanitize driver: plan {plan} done", flush=True)
     os.environ.pop("APSP_CUDA_TILES", None)
     print(f"sanitize driver: {checked} solves match the CPU engine")
@@ -131,6 +138,43 @@ def check_all(predecessors: bool) -> int:
         if solve(g, "cuda")[0] != "negative cycle":
             raise SystemExit("negative cycle not reported")
     return checked
+
+
+def traced(fn):
+    """Run fn with APSP_CUDA_TRACE=1; return (its result, the engine's stderr lines)."""
+    os.environ["APSP_CUDA_TRACE"] = "1"
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            out = fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            del os.environ["APSP_CUDA_TRACE"]
+        f.seek(0)
+        return out, f.read().decode(errors="replace").splitlines()
+
+
+def check_arriving() -> int:
+    rng = np.random.default_rng(5)
+    n = 4200
+    os.environ["APSP_CUDA_STAGING_ROWS"] = "256"
+    try:
+        for dtype, inf in ((np.int32, apsp.INT32_INF), (np.int64, apsp.INT64_INF)):
+            g = rng.integers(1, 1000, size=(n, n)).astype(dtype)
+            g[rng.random((n, n)) < 0.99] = inf
+            g[7, 3] = -5
+            np.fill_diagonal(g, 0)
+            a, lines = traced(lambda: solve(g, "cuda"))
+            plan = [line for line in lines if line.startswith("apsp cuda: plan ")]
+            if len(plan) != 1 or "while it arrives in 6 parts" not in plan[0]:
+                raise SystemExit(f"not the arriving path: {np.dtype(dtype).name} n={n}: {plan}")
+            if not np.array_equal(a[0], solve(g, "cpu")[0]):
+                raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} arriving input")
+    finally:
+        del os.environ["APSP_CUDA_STAGING_ROWS"]
+    return 2
 
 
 if __name__ == "__main__":
