@@ -1288,8 +1288,10 @@ ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
   return r;
 }
 
-// The vertices with a negative diagonal that finalize_kernel listed, sorted (two syncs).
+// The vertices with a negative diagonal that finalize_kernel listed, sorted (two syncs); none
+// where check_negative_cycles is off (init_stats made no list).
 std::vector<int64_t> read_negative(const SolveScratch& sc, int64_t n, cudaStream_t stream) {
+  if (!sc.negative) return {};
   unsigned long long count = 0;
   APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &sc.st->negative_count, sizeof(count),
                                   cudaMemcpyDeviceToHost, stream));
@@ -1450,7 +1452,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: min3 step %s\n", below ? "off (a value below zero)" : "on");
   }
 
-  return opt.check_negative_cycles ? read_negative(sc, n, stream) : std::vector<int64_t>{};
+  return read_negative(sc, n, stream);
 }
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
@@ -1708,8 +1710,7 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
         // it was, and nothing is downloaded, when one fails.
         if (options.check_input)
           check_input_stats(dist, read_stats(sc.st, options, n, stream.s).input);
-        return options.check_negative_cycles ? read_negative(sc, n, stream.s)
-                                             : std::vector<int64_t>{};
+        return read_negative(sc, n, stream.s);
       },
       stream.s, trace);
 }
