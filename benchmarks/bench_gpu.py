@@ -46,8 +46,8 @@ def fractional(orig: torch.Tensor, seed: int = 2) -> torch.Tensor:
 def runs_twin(dtype: str, n: int) -> bool:
     """Whether a checked solve of random_graph(n, dtype) runs the integer twin's kernels: float
     dtypes (its weights are integers) past the one-launch plans, float32 only on the 64-wide
-    rounds (n < 4096; super-rounds take the min3 step on sm_90: engine.cu, solve_on_stream)."""
-    return (dtype == "float64" and n > 256) or (dtype == "float32" and 256 < n < 4096)
+    rounds (n < 2944; super-rounds take the min3 step on sm_90: engine.cu, solve_on_stream)."""
+    return (dtype == "float64" and n > 256) or (dtype == "float32" and 256 < n < 2944)
 
 
 def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred: bool = False) -> float:
@@ -265,6 +265,24 @@ def main() -> int:
             f"checks off, round loop forced (APSP_CUDA_TILES=k64w), programmatic dependent "
             f"launch: {off / on:.2f}x faster than without it on the same graph (APSP_CUDA_PDL=0: "
             f"{off * 1e6:.1f} us)")
+
+    # ---- 1728 < n < 4864: the depth of the round loop by n -------------------------------------
+    # 64-wide rounds up to the crossover, then super-rounds of 2 pivot blocks (k-depth 128): from
+    # n = 2944 for 4-byte types, from 1792 for 8-byte ones (engine.cu: choose_tiles); the
+    # engine's choice against the other one forced, on the same graph. n <= 4096 replays the rounds
+    # as a CUDA graph whose look-ahead nodes keep their stream's high priority.
+    for dtype, n, reps in (("int32", 2048, 20), ("int32", 3072, 10), ("float32", 3072, 10),
+                           ("int32", 4608, 5), ("int64", 2560, 10), ("float64", 2560, 10)):
+        orig = random_graph(n, dtype)
+        deep = n >= (2944 if dtype in ("int32", "float32") else 1792)
+        chosen, other = ("k64d", "k64w") if deep else ("k64w", "k64d")
+        auto = time_device(orig, reps, checks=False)
+        forced = time_with_env(orig, reps, False, APSP_CUDA_TILES=other)
+        add("apsp-gpu-rounds", dtype, n, auto,
+            f"checks off, {chosen} (the engine's choice): {forced / auto:.2f}x faster than {other} "
+            f"forced on the same graph ({forced * 1e3:.3f} ms)")
+        del orig
+        torch.cuda.empty_cache()
 
     # ---- progress cost ---------------------------------------------------------------------------
     orig = random_graph(10000, "int32")

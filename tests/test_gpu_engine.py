@@ -110,7 +110,7 @@ def test_matches_cpu_engine(n, dtype, rng):
 
 
 # The engine picks a plan by n (one launch up to n = 64, then 64-wide rounds, then super-rounds of
-# 4 and 8 pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
+# 2, 4 and 8 pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
 # each one runs on the sizes where it would not be picked too: odd and even block counts, n a
 # multiple of 16 bytes or not, ragged last blocks.
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -189,6 +189,23 @@ def test_plan_by_size(n, plan, rng, capfd):
     got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
     assert ran == plan
     assert_same(got, cpu_solve(g))
+
+
+# The round loops by size and element size (engine.cu: choose_tiles): 64-wide rounds, then
+# super-rounds of 2 pivot blocks from n = 2944 for 4-byte types and from 1792 for 8-byte ones, of
+# 4 from 4864 (an integer host input that large is solved while it arrives: the same plan). Each
+# result equals the 64-wide round loop's forced on the same graph (integers: the same sums and
+# minima in another order; every plan against the CPU engine: test_every_plan_matches_cpu_engine).
+@pytest.mark.parametrize("dtype, n, plan", [(np.int32, 2943, "k64w"), (np.int32, 2944, "k64d"),
+                                            (np.int32, 4863, "k64d"), (np.int32, 4864, "k64q"),
+                                            (np.int64, 1791, "k64w"), (np.int64, 1792, "k64d"),
+                                            (np.float64, 1792, "k64d")])
+def test_round_loop_by_size(dtype, n, plan, rng, capfd, monkeypatch):
+    g = random_graph(n, dtype, rng, negative=False)
+    got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
+    assert ran == plan
+    monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
+    np.testing.assert_array_equal(got, gpu_host_solve(g))
 
 
 # A device array whose rows are not 16-byte aligned (its own layout, solved in place): the flow
@@ -552,7 +569,7 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
 # Float graphs whose weights are all positive integers (the input scan of a checked solve says so)
 # run the round loops of their integer twin on the same buffer, converted in place and back: every
 # sum is exact in both dtypes, so the results equal the CPU engine's bit for bit. Sizes: ragged
-# and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 4096) keeps its own
+# and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 2944) keeps its own
 # kernels with the min3 step where the GPU has it (sm_90: faster there, engine.cu), exact too.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [257, 300, 1000, 4097])
@@ -560,7 +577,7 @@ def test_integer_weighted_floats_run_integer_kernels(n, dtype, rng, capfd):
     g = random_graph(n, dtype, rng, negative=False)
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     name = np.dtype(dtype).name
-    if name == "float32" and n >= 4096 and sm90():
+    if name == "float32" and n >= 2944 and sm90():
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
     else:
         assert line.endswith(f"{name} on integer kernels, n = {n}"), line
@@ -653,7 +670,7 @@ def test_min3_step_chosen_on_the_device(negative, rng, capfd):
     np.fill_diagonal(g, 0)
     got, lines = trace_lines(capfd, lambda: gpu_host_solve(g, checks=False), "apsp cuda: plan ",
                              "apsp cuda: min3 ")
-    assert lines == [f"apsp cuda: plan k64q, float32 with the 3-input min where every value is "
+    assert lines == [f"apsp cuda: plan k64d, float32 with the 3-input min where every value is "
                      f">= 0, n = {n}",
                      "apsp cuda: min3 step " + ("off (a value below zero)" if negative else "on")]
     assert_same(got, cpu_solve(g))

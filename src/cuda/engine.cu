@@ -183,9 +183,14 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
 // 128 x 128 tiles and 4 x 4 per thread for every dtype and n. Deeper super-rounds pay each tile's
 // fixed cost less often but lengthen the chain of pivot work that phase 3 must hide: single rounds
-// (k64w) below kDeepMinN, k-depth 256 (k64q) from there, 512 (k64o) from kOctoMinN (int32: 88.1%
-// of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2% against 89.1% at 16384; n <=
-// 4096 and 8-byte types: no difference). n <= 64 is one launch of one block (small), n <= 256
+// (k64w) below kDoubleMinN, k-depth 128 (k64d) from there, 256 (k64q) from kDeepMinN, 512 (k64o)
+// from kOctoMinN (int32: 88.1% of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2%
+// against 89.1% at 16384; float64 no difference). The crossovers below kDeepMinN, measured with
+// the CUDA graphs' nodes at their own priorities (H100, us, k64w / k64d; GPU_NOTES.md,
+// thirty-third session): int32 2688 1681 / 1756, 2816 1916 / 1886, 3072 2452 / 2337; float32 2816
+// 2307 / 2346, 3072 2956 / 2805; int64 1536 2072 / 2090, 2048 4105 / 3653, 3072 11791 / 9878;
+// float64 1536 2313 / 2587, 2048 4485 / 4267. k64d / k64q: int32 4608 7155 / 7346, 4864 8357 /
+// 8358, 5120 9800 / 9590. n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`), and for 4-byte types
 // n <= kFlowMaxN the flow plan where it fits (`flow_ok`): with one worker per block up to n = 832
 // it beat the round loop at every n measured, ragged or not (H100, int32, flow / k64w, us: 257
@@ -203,11 +208,11 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // (tagged.cuh), else the argmin plan where `argmin_fits` (floats, positive weights), pred32
 // otherwise. APSP_CUDA_TILES=cluster|flow|k64o|k64q|k64d|k64w forces the plan of solves without
 // predecessors, =pred32 that of solves with them (benchmarks and tests).
-constexpr int64_t kDeepMinN = 4096, kOctoMinN = 12288;
+constexpr int64_t kDoubleMinN4 = 2944, kDoubleMinN8 = 1792, kDeepMinN = 4864, kOctoMinN = 12288;
 constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
                   kFlowExtraMinN = 1024;
-Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, bool cluster_ok,
-                   bool flow_ok, bool aligned) {
+Tiles choose_tiles(int64_t n, size_t elem_bytes, bool pred, bool tagged_fits, bool argmin_fits,
+                   bool cluster_ok, bool flow_ok, bool aligned) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
   const char* force = std::getenv("APSP_CUDA_TILES");
@@ -236,7 +241,9 @@ Tiles choose_tiles(int64_t n, bool pred, bool tagged_fits, bool argmin_fits, boo
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
   if (n <= kFlowMaxN && flow_ok && (aligned || n <= kFlowOneWorkerMaxN)) return Tiles::flow;
-  return n >= kOctoMinN ? Tiles::k64o : n >= kDeepMinN ? Tiles::k64q : Tiles::k64w;
+  if (n >= kOctoMinN) return Tiles::k64o;
+  if (n >= kDeepMinN) return Tiles::k64q;
+  return n >= (elem_bytes == 4 ? kDoubleMinN4 : kDoubleMinN8) ? Tiles::k64d : Tiles::k64w;
 }
 
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
@@ -1004,7 +1011,9 @@ class Progress {
 };
 
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
-constexpr int64_t kGraphMaxN = 4096;  // above this, launch gaps are a small share of a round
+// Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
+// faster (H100, int32; GPU_NOTES.md, thirty-third session).
+constexpr int64_t kGraphMaxN = 4096;
 constexpr size_t kGraphCacheSize = 32;
 
 struct GraphKey {
@@ -1054,8 +1063,12 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
     throw;
   }
   APSP_CUDA_CHECK(cudaStreamEndCapture(cap.s, &graph));
+  // Each kernel node keeps the priority of the stream it was captured on (the look-ahead stream's
+  // is the highest). Without this flag a graph runs every node at its launch stream's priority, and
+  // the next round's pivot work waits until phase 3 has handed out all of its blocks.
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  const cudaError_t err =
+      cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
   (void)cudaGraphDestroy(graph);
   APSP_CUDA_CHECK(err);
   std::lock_guard<std::mutex> lock(graph_mutex);
@@ -1384,8 +1397,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }();
   const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
-  const Tiles tiles = choose_tiles(n, pred.data != nullptr, tagged_fits, argmin_fits, cluster_ok,
-                                   flow_ok, aligned);
+  const Tiles tiles = choose_tiles(n, sizeof(T), pred.data != nullptr, tagged_fits, argmin_fits,
+                                   cluster_ok, flow_ok, aligned);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
@@ -1398,7 +1411,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // runs the kernels of the matrix's own dtype. float32 takes it only on 64-wide rounds where
   // the min3 step applies: on super-rounds the float32 kernels with min3 are faster (H100,
   // integer weights, checks on: twin / min3 0.87 at n = 1024, 0.94 at 3000, 1.03 at 4096, 1.02
-  // at 10000, 1.01 at 16384; GPU_NOTES.md, twelfth session).
+  // at 10000, 1.01 at 16384; GPU_NOTES.md, twelfth session; on k64d 1.02 at 3072 and 1.04 at
+  // 4608, thirty-third).
   const bool min3_beats_twin =
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
@@ -1528,7 +1542,8 @@ Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
   if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
     return Tiles::small;
-  const Tiles t = choose_tiles(n, false, false, false, false, false, true);
+  const Tiles t = choose_tiles(n, dtype == DType::int32 ? 4 : 8, false, false, false, false, false,
+                               true);
   return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
 }
 

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Probe (thirty-third session, benchmarks/GPU_NOTES.md): with graph nodes at their captured
+# priorities (landed), which round loop wins at 1792 <= n <= 4096, and whether CUDA-graph replay
+# pays past n = 4096 (graph_8192.patch: graphs up to 8192), the two builds side by side.
+# Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/graph_plans.sh
+export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
+R=$(pwd)
+t0=$(date +%s)
+(APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > /tmp/build_main.log 2>&1 || { echo main build failed; tail -20 /tmp/build_main.log; }) &
+(src=/tmp/src1; mkdir -p $src /tmp/tmp1 && cp -r CMakeLists.txt pyproject.toml README.md python cpp src $src/ \
+  && (cd $src && patch -s -p1 < $R/benchmarks/probes/graph_8192.patch) \
+  && TMPDIR=/tmp/tmp1 APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q --target /tmp/site1 $src > /tmp/build1.log 2>&1 || { echo patched build failed; tail -20 /tmp/build1.log; }) &
+wait
+echo "builds done in $(( $(date +%s) - t0 )) s"
+PLANS=""
+for n in 1792 2048 2560 3072 3584 4096; do for p in k64w k64d k64q; do PLANS="$PLANS int32:$n:$p"; done; done
+PLANS="$PLANS int32:4096:k64o float32:2048:k64w float32:2048:k64d float32:3072:k64w float32:3072:k64d float32:3072:k64q"
+python benchmarks/probes/time_small.py plans $PLANS 2>&1 | tee $OUT/graph_plans.txt
+CASES="int32:4608 int32:5120 int32:6144 int32:8192"  # int32 only: float32 past 4096 chooses its step on the device with a per-solve flag
+for pass in 1 2; do
+  python benchmarks/probes/time_small.py prio $CASES
+  PYTHONPATH=/tmp/site1 python benchmarks/probes/time_small.py g8192 $CASES
+done 2>&1 | tee $OUT/graph_8192.txt
