@@ -1003,6 +1003,17 @@ def test_non_default_stream(torch, rng):
     assert_same(gpu_device_solve(torch, g, stream=s), cpu_solve(g))
 
 
+# A high-priority stream: the rounds' CUDA graph is captured at that priority (engine.cu:
+# rounds_graph, a graph apart from the default priority's), on 64-wide rounds and on super-rounds
+# of two blocks; the result is the default stream's, bit for bit.
+@pytest.mark.parametrize("dtype, n", [(np.int32, 1800), (np.int64, 1800)])
+def test_high_priority_stream(torch, dtype, n, rng):
+    g = random_graph(n, dtype, rng)
+    s = torch.cuda.Stream(priority=-1)
+    assert s.priority < 0
+    np.testing.assert_array_equal(gpu_device_solve(torch, g, stream=s), gpu_device_solve(torch, g))
+
+
 def test_two_threads_at_once(rng):
     graphs = [random_graph(n, dt, rng) for n, dt in ((900, np.int32), (1200, np.float32),
                                                       (200, np.float64), (2100, np.int64))]

@@ -362,7 +362,10 @@ struct DeviceBuffer {  // the working matrix of a host solve
 
 struct OwnStream {
   cudaStream_t s = nullptr;
-  OwnStream() { APSP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  // CUDA's priorities: 0 is the default and the lowest, lower numbers rank higher.
+  explicit OwnStream(int priority = 0) {
+    APSP_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
+  }
   ~OwnStream() {
     if (s) (void)cudaStreamDestroy(s);
   }
@@ -1025,9 +1028,11 @@ struct GraphKey {
   int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
   bool min3;         // the kernels' min-plus step (Plan)
   bool pdl;          // Job::pdl
+  int priority;      // the launch stream's: the main stream's nodes keep it (rounds_graph)
   bool operator==(const GraphKey& o) const {
-    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl) ==
-           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl);
+    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, priority) ==
+           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl,
+                    o.priority);
   }
 };
 struct GraphEntry {
@@ -1051,8 +1056,9 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
         return c.front().exec;
       }
   }
-  // Capture on a private stream (thread-local mode, so other threads' CUDA calls are unaffected).
-  OwnStream cap;
+  // Capture on a private stream (thread-local mode, so other threads' CUDA calls are unaffected)
+  // of the launch stream's priority, which the nodes of the main stream keep (as without a graph).
+  OwnStream cap(key.priority);
   cudaGraph_t graph = nullptr;
   APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
   try {
@@ -1065,7 +1071,8 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
   APSP_CUDA_CHECK(cudaStreamEndCapture(cap.s, &graph));
   // Each kernel node keeps the priority of the stream it was captured on (the look-ahead stream's
   // is the highest). Without this flag a graph runs every node at its launch stream's priority, and
-  // the next round's pivot work waits until phase 3 has handed out all of its blocks.
+  // the next round's pivot work waits until phase 3 has handed out all of its blocks (H100: 1.04-
+  // 1.12x slower at n = 1792-4096; GPU_NOTES.md, thirty-third session).
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err =
       cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
@@ -1168,8 +1175,10 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
-      const GraphKey key{device,     job.d,   n,      ld,     job.p, job.pld, int(Semiring<T>::dtype),
-                         int(tiles), P::min3, job.pdl};
+      int priority = 0;
+      APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
+      const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
+                         int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, priority};
       cudaGraphExec_t exec = rounds_graph<P>(key, job);
       APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     } else {
