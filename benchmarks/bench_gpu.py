@@ -274,7 +274,7 @@ def main() -> int:
     for dtype, n, reps in (("int32", 2048, 20), ("int32", 3072, 10), ("float32", 3072, 10),
                            ("int32", 4608, 5), ("int64", 2560, 10), ("float64", 2560, 10)):
         orig = random_graph(n, dtype)
-        deep = n >= (2944 if dtype in ("int32", "float32") else 1792)
+        deep = n >= (2944 if dtype in ("int32", "float32") else 1792)  # engine.cu: kDoubleMinN4/8
         chosen, other = ("k64d", "k64w") if deep else ("k64w", "k64d")
         auto = time_device(orig, reps, checks=False)
         forced = time_with_env(orig, reps, False, APSP_CUDA_TILES=other)

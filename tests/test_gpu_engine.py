@@ -110,9 +110,9 @@ def test_matches_cpu_engine(n, dtype, rng):
 
 
 # The engine picks a plan by n (one launch up to n = 64, then 64-wide rounds, then super-rounds of
-# 2, 4 and 8 pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop shape, so
-# each one runs on the sizes where it would not be picked too: odd and even block counts, n a
-# multiple of 16 bytes or not, ragged last blocks.
+# 2, 4 and 8 pivot blocks; CUDA-graph replay up to 4096); APSP_CUDA_TILES forces a round-loop
+# shape, so each one runs on the sizes where it would not be picked too: odd and even block
+# counts, n a multiple of 16 bytes or not, ragged last blocks.
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 64, 130, 250, 700, 1000, 2100])
 @pytest.mark.parametrize("plan", ["k64o", "k64q", "k64d", "k64w"])
