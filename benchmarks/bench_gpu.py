@@ -10,6 +10,7 @@ Usage: python benchmarks/bench_gpu.py --bin BUILD_DIR --out DIR [--tag h100] [--
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -77,19 +78,26 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
     return float(np.median(times))
 
 
-def time_with_env(orig: torch.Tensor, reps: int, checks: bool, **env: str) -> float:
-    """time_device with environment variables set for its solves (the engine reads them per
-    solve: a forced plan, APSP_CUDA_MIN3=0, APSP_CUDA_PDL=0), restored afterwards."""
+@contextlib.contextmanager
+def env_set(**env: str):
+    """Environment variables set inside the block (the engine reads them per solve: a forced plan,
+    APSP_CUDA_MIN3=0, APSP_CUDA_PDL=0), restored afterwards."""
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return time_device(orig, reps, checks)
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
                 del os.environ[k]
             else:
                 os.environ[k] = v
+
+
+def time_with_env(orig: torch.Tensor, reps: int, checks: bool, **env: str) -> float:
+    """time_device with environment variables set for its solves (env_set)."""
+    with env_set(**env):
+        return time_device(orig, reps, checks)
 
 
 def torch_loop(orig: torch.Tensor) -> float:

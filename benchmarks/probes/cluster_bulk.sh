@@ -3,17 +3,13 @@
 # taken 2, 3 and 4 times (cluster_bulk.patch) side by side, runs memcheck over sanitize_driver.py auto
 # (the arriving host path included), then times small solves under each build in turn, twice.
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/cluster_bulk.sh
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
-R=$(pwd)
-build_probe() {  # $1 = bulk
-  local b=$1 src=/tmp/src$1
-  mkdir -p $src /tmp/tmp$1 && cp -r CMakeLists.txt pyproject.toml README.md python cpp src $src/
-  (cd $src && patch -s -p1 < $R/benchmarks/probes/cluster_bulk.patch && sed -i "s/#define APSP_PROBE_BULK 1/#define APSP_PROBE_BULK $b/" src/cuda/cluster.cuh)
-  TMPDIR=/tmp/tmp$b APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q --target /tmp/site$b $src > /tmp/build$b.log 2>&1 || { echo "build $b failed"; tail -20 /tmp/build$b.log; }
-}
+. benchmarks/probes/build_beside.sh
 t0=$(date +%s)
-(APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > /tmp/build_main.log 2>&1 || { echo main build failed; tail -20 /tmp/build_main.log; }) &
-build_probe 2 & build_probe 3 & build_probe 4 &
+build_main &
+for b in 2 3 4; do
+  build_patched $b cluster_bulk.patch \
+    "sed -i 's/#define APSP_PROBE_BULK 1/#define APSP_PROBE_BULK $b/' src/cuda/cluster.cuh" &
+done
 wait
 echo "builds done in $(( $(date +%s) - t0 )) s"
 t0=$(date +%s)

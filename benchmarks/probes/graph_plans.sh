@@ -3,13 +3,9 @@
 # priorities (landed), which round loop wins at 1792 <= n <= 4096, and whether CUDA-graph replay
 # pays past n = 4096 (graph_8192.patch: graphs up to 8192), the two builds side by side.
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/graph_plans.sh
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
-R=$(pwd)
+. benchmarks/probes/build_beside.sh
 t0=$(date +%s)
-(APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > /tmp/build_main.log 2>&1 || { echo main build failed; tail -20 /tmp/build_main.log; }) &
-(src=/tmp/src1; mkdir -p $src /tmp/tmp1 && cp -r CMakeLists.txt pyproject.toml README.md python cpp src $src/ \
-  && (cd $src && patch -s -p1 < $R/benchmarks/probes/graph_8192.patch) \
-  && TMPDIR=/tmp/tmp1 APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q --target /tmp/site1 $src > /tmp/build1.log 2>&1 || { echo patched build failed; tail -20 /tmp/build1.log; }) &
+build_main & build_patched 1 graph_8192.patch &
 wait
 echo "builds done in $(( $(date +%s) - t0 )) s"
 PLANS=""

@@ -3,13 +3,9 @@
 # instantiated with node priorities (graph_priority.patch) built side by side, then solves of
 # 1024 <= n <= 6144 timed under each build in turn, twice, and a kernel timeline under the patch.
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/graph_priority.sh
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
-R=$(pwd)
+. benchmarks/probes/build_beside.sh
 t0=$(date +%s)
-(APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > /tmp/build_main.log 2>&1 || { echo main build failed; tail -20 /tmp/build_main.log; }) &
-(src=/tmp/src1; mkdir -p $src /tmp/tmp1 && cp -r CMakeLists.txt pyproject.toml README.md python cpp src $src/ \
-  && (cd $src && patch -s -p1 < $R/benchmarks/probes/graph_priority.patch) \
-  && TMPDIR=/tmp/tmp1 APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q --target /tmp/site1 $src > /tmp/build1.log 2>&1 || { echo patched build failed; tail -20 /tmp/build1.log; }) &
+build_main & build_patched 1 graph_priority.patch &
 wait
 echo "builds done in $(( $(date +%s) - t0 )) s"
 CASES="int32:1792 int32:2048 int32:2560 int32:3072 int32:4096 int32:4096:k64w float32:2048 int32:1024:k64w int32:512:k64w int32:6144"

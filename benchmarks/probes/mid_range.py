@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import torch  # noqa: E402
-from bench_gpu import random_graph, time_with_env  # noqa: E402
+from bench_gpu import env_set, random_graph, time_with_env  # noqa: E402
 
 import apsp  # noqa: E402
 from apsp import _core  # noqa: E402
@@ -40,22 +40,20 @@ def timeline(n, plan):
     work = g.clone()
     s = torch.cuda.current_stream()
     env = {"APSP_CUDA_TILES": plan} if plan else {}
-    os.environ.update(env)
-    try:
+
+    def solve():  # in place, checks off (as bench_gpu.py's time_device)
+        _core.solve_device(work.data_ptr(), n, n, "int32", 0, 0, 0, s.cuda_stream, True, False,
+                           False, False, None)
+
+    with env_set(**env):
         for _ in range(2):  # warm up
             work.copy_(g)
-            _core.solve_device(work.data_ptr(), n, n, "int32", 0, 0, 0, s.cuda_stream, True, False,
-                               False, False, None)
-        torch.cuda.synchronize()
+            solve()
         work.copy_(g)
         torch.cuda.synchronize()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            _core.solve_device(work.data_ptr(), n, n, "int32", 0, 0, 0, s.cuda_stream, True, False,
-                               False, False, None)
+            solve()
             torch.cuda.synchronize()
-    finally:
-        for k in env:
-            del os.environ[k]
     path = os.path.join(out, f"trace_{n}_{plan or 'engine'}.json")
     prof.export_chrome_trace(path)
     ev = [e for e in json.load(open(path))["traceEvents"] if e.get("cat") == "kernel"]

@@ -1,0 +1,21 @@
+# Sourced by the A/B probes (cluster_bulk.sh, graph_priority.sh, graph_plans.sh): builds of the
+# working tree and of patched copies of it, side by side, on a GPU machine without network.
+# Concurrent builds need their own source copies (scikit-build-core's build folder is in the tree)
+# and their own TMPDIR (nvcc's temporary files collided in a shared one: GPU_NOTES.md, s26).
+export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
+R=$(pwd)
+
+build_main() {  # the working tree, installed where `python` imports it from
+  APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . \
+    > /tmp/build_main.log 2>&1 || { echo "main build failed"; tail -20 /tmp/build_main.log; }
+}
+
+build_patched() {  # TAG PATCH [COMMAND]: the tree with PATCH applied (then COMMAND run in the
+                   # copy) installed into /tmp/siteTAG, for PYTHONPATH=/tmp/siteTAG
+  local tag=$1 patch=$2 cmd=${3:-true} src=/tmp/src$1
+  mkdir -p $src /tmp/tmp$tag && cp -r CMakeLists.txt pyproject.toml README.md python cpp src $src/ \
+    && (cd $src && patch -s -p1 < $R/benchmarks/probes/$patch && eval "$cmd") \
+    && TMPDIR=/tmp/tmp$tag APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation \
+         --no-deps -q --target /tmp/site$tag $src > /tmp/build$tag.log 2>&1 \
+    || { echo "build $tag failed"; tail -20 /tmp/build$tag.log; }
+}
