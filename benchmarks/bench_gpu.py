@@ -44,11 +44,17 @@ def fractional(orig: torch.Tensor, seed: int = 2) -> torch.Tensor:
     return orig + torch.rand(orig.shape, generator=g, device=orig.device, dtype=orig.dtype)
 
 
+# Where the round loop's super-rounds of two pivot blocks start, by the dtype of the kernels that
+# run (engine.cu: kDoubleMinN4, kDoubleMinInt64, kDoubleMinFloat64).
+DOUBLE_MIN_N = {"int32": 2240, "float32": 2240, "int64": 1536, "float64": 1920}
+
+
 def runs_twin(dtype: str, n: int) -> bool:
     """Whether a checked solve of random_graph(n, dtype) runs the integer twin's kernels: float
     dtypes (its weights are integers) past the one-launch plans, float32 only on the 64-wide
-    rounds (n < 2944; super-rounds take the min3 step on sm_90: engine.cu, solve_on_stream)."""
-    return (dtype == "float64" and n > 256) or (dtype == "float32" and 256 < n < 2944)
+    rounds (super-rounds take the min3 step on sm_90: engine.cu, solve_on_stream)."""
+    return (dtype == "float64" and n > 256) or (
+        dtype == "float32" and 256 < n < DOUBLE_MIN_N["float32"])
 
 
 def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred: bool = False) -> float:
@@ -275,14 +281,17 @@ def main() -> int:
             f"{off * 1e6:.1f} us)")
 
     # ---- 1728 < n < 4864: the depth of the round loop by n -------------------------------------
-    # 64-wide rounds up to the crossover, then super-rounds of 2 pivot blocks (k-depth 128): from
-    # n = 2944 for 4-byte types, from 1792 for 8-byte ones (engine.cu: choose_tiles); the
-    # engine's choice against the other one forced, on the same graph. n <= 4096 replays the rounds
-    # as a CUDA graph whose look-ahead nodes keep their stream's high priority.
-    for dtype, n, reps in (("int32", 2048, 20), ("int32", 3072, 10), ("float32", 3072, 10),
-                           ("int32", 4608, 5), ("int64", 2560, 10), ("float64", 2560, 10)):
+    # 64-wide rounds up to the crossover, then super-rounds of 2 pivot blocks (k-depth 128) whose
+    # chain is launched early (programmatic dependent launch) below n = 3392 for 4-byte types and
+    # 2816 for 8-byte ones (DOUBLE_MIN_N; engine.cu: choose_tiles, enqueue_rounds); the engine's
+    # choice against the other one forced, on the same graph (checks off: float64 runs its own
+    # kernels). n <= 4096 replays the rounds as a CUDA graph whose look-ahead nodes keep their
+    # stream's high priority.
+    for dtype, n, reps in (("int32", 2048, 20), ("int32", 2560, 20), ("int32", 3072, 10),
+                           ("float32", 3072, 10), ("int32", 4608, 5), ("int64", 1792, 10),
+                           ("int64", 2560, 10), ("float64", 2560, 10)):
         orig = random_graph(n, dtype)
-        deep = n >= (2944 if dtype in ("int32", "float32") else 1792)  # engine.cu: kDoubleMinN4/8
+        deep = n >= DOUBLE_MIN_N[dtype]
         chosen, other = ("k64d", "k64w") if deep else ("k64w", "k64d")
         auto = time_device(orig, reps, checks=False)
         forced = time_with_env(orig, reps, False, APSP_CUDA_TILES=other)

@@ -191,21 +191,30 @@ def test_plan_by_size(n, plan, rng, capfd):
     assert_same(got, cpu_solve(g))
 
 
-# The round loops by size and element size (engine.cu: choose_tiles): 64-wide rounds, then
-# super-rounds of 2 pivot blocks from n = 2944 for 4-byte types and from 1792 for 8-byte ones, of
-# 4 from 4864 (an integer host input that large is solved while it arrives: the same plan). Each
-# result equals the 64-wide round loop's forced on the same graph (integers: the same sums and
-# minima in another order; every plan against the CPU engine: test_every_plan_matches_cpu_engine).
-@pytest.mark.parametrize("dtype, n, plan", [(np.int32, 2943, "k64w"), (np.int32, 2944, "k64d"),
-                                            (np.int32, 4863, "k64d"), (np.int32, 4864, "k64q"),
-                                            (np.int64, 1791, "k64w"), (np.int64, 1792, "k64d"),
-                                            (np.float64, 1792, "k64d")])
-def test_round_loop_by_size(dtype, n, plan, rng, capfd, monkeypatch):
+# The round loops by size and by the dtype of the kernels that run (engine.cu: choose_tiles):
+# 64-wide rounds, then super-rounds of 2 pivot blocks from n = 2240 for 4-byte types, 1536 for
+# int64 kernels (float64 with integer weights runs its int64 twin) and 1920 for float64 kernels
+# (fractional weights), of 4 from 4864 (an integer host input that large is solved while it
+# arrives: the same plan). Each result equals the 64-wide round loop's forced on the same graph
+# (integers: the same sums and minima in another order; fractional float64: within rounding;
+# every plan against the CPU engine: test_every_plan_matches_cpu_engine).
+@pytest.mark.parametrize("dtype, n, fractional, plan", [
+    (np.int32, 2239, False, "k64w"), (np.int32, 2240, False, "k64d"), (np.int32, 4863, False, "k64d"),
+    (np.int32, 4864, False, "k64q"), (np.float32, 2240, True, "k64d"), (np.int64, 1535, False, "k64w"),
+    (np.int64, 1536, False, "k64d"), (np.float64, 1536, False, "k64d"), (np.float64, 1919, True, "k64w"),
+    (np.float64, 1920, True, "k64d")])
+def test_round_loop_by_size(dtype, n, fractional, plan, rng, capfd, monkeypatch):
     g = random_graph(n, dtype, rng, negative=False)
+    if fractional:
+        g = np.where(g == no_edge(dtype), g, g + rng.random(g.shape).astype(dtype))
     got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
     assert ran == plan
     monkeypatch.setenv("APSP_CUDA_TILES", "k64w")
-    np.testing.assert_array_equal(got, gpu_host_solve(g))
+    want = gpu_host_solve(g)
+    if fractional:
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 # A device array whose rows are not 16-byte aligned (its own layout, solved in place): the flow
@@ -569,7 +578,7 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
 # Float graphs whose weights are all positive integers (the input scan of a checked solve says so)
 # run the round loops of their integer twin on the same buffer, converted in place and back: every
 # sum is exact in both dtypes, so the results equal the CPU engine's bit for bit. Sizes: ragged
-# and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 2944) keeps its own
+# and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 2240) keeps its own
 # kernels with the min3 step where the GPU has it (sm_90: faster there, engine.cu), exact too.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [257, 300, 1000, 4097])
@@ -577,7 +586,7 @@ def test_integer_weighted_floats_run_integer_kernels(n, dtype, rng, capfd):
     g = random_graph(n, dtype, rng, negative=False)
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     name = np.dtype(dtype).name
-    if name == "float32" and n >= 2944 and sm90():
+    if name == "float32" and n >= 2240 and sm90():
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
     else:
         assert line.endswith(f"{name} on integer kernels, n = {n}"), line

@@ -183,14 +183,16 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // Measured on an H100 (benchmarks/GPU_NOTES.md): 64 x 64 tiles with 8 x 4 per thread beat
 // 128 x 128 tiles and 4 x 4 per thread for every dtype and n. Deeper super-rounds pay each tile's
 // fixed cost less often but lengthen the chain of pivot work that phase 3 must hide: single rounds
-// (k64w) below kDoubleMinN, k-depth 128 (k64d) from there, 256 (k64q) from kDeepMinN, 512 (k64o)
-// from kOctoMinN (int32: 88.1% of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2%
+// (k64w) below kDoubleMinN (by the dtype of the kernels that run: a float matrix's integer twin's
+// where it takes it), k-depth 128 (k64d) from there, 256 (k64q) from kDeepMinN, 512 (k64o) from
+// kOctoMinN (int32: 88.1% of the ceiling against 84.6% for k-depth 128 at n = 10000, 93.2%
 // against 89.1% at 16384; float64 no difference). The crossovers below kDeepMinN, measured with
-// the CUDA graphs' nodes at their own priorities (H100, us, k64w / k64d; GPU_NOTES.md,
-// thirty-third session): int32 2688 1681 / 1756, 2816 1916 / 1886, 3072 2452 / 2337; float32 2816
-// 2307 / 2346, 3072 2956 / 2805; int64 1536 2072 / 2090, 2048 4105 / 3653, 3072 11791 / 9878;
-// float64 1536 2313 / 2587, 2048 4485 / 4267. k64d / k64q: int32 4608 7155 / 7346, 4864 8357 /
-// 8358, 5120 9800 / 9590. n <= 64 is one launch of one block (small), n <= 256
+// the CUDA graphs' nodes at their own priorities and k64d's chain launched early
+// (enqueue_rounds: chain_pdl; H100, us, k64w / k64d; GPU_NOTES.md, thirty-fourth session): int32
+// 2176 981 / 978, 2240 1032 / 1046, 2304 1119 / 1046, 2560 1461 / 1341; float32 2304 1360 / 1356,
+// 2560 1772 / 1669; int64 1280 1480 / 1463, 1408 1676 / 1655, 1536 2084 / 1817; float64 1664
+// 2752 / 2845, 1792 3136 / 3172, 2048 4543 / 3930. k64d / k64q (thirty-third): int32 4608 7155
+// / 7346, 4864 8357 / 8358, 5120 9800 / 9590. n <= 64 is one launch of one block (small), n <= 256
 // one launch of one cluster where the GPU has clusters (`cluster_ok`), and for 4-byte types
 // n <= kFlowMaxN the flow plan where it fits (`flow_ok`): with one worker per block up to n = 832
 // it beat the round loop at every n measured, ragged or not (H100, int32, flow / k64w, us: 257
@@ -208,10 +210,12 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // (tagged.cuh), else the argmin plan where `argmin_fits` (floats, positive weights), pred32
 // otherwise. APSP_CUDA_TILES=cluster|flow|k64o|k64q|k64d|k64w forces the plan of solves without
 // predecessors, =pred32 that of solves with them (benchmarks and tests).
-constexpr int64_t kDoubleMinN4 = 2944, kDoubleMinN8 = 1792, kDeepMinN = 4864, kOctoMinN = 12288;
+constexpr int64_t kDoubleMinN4 = 2240, kDoubleMinInt64 = 1536, kDoubleMinFloat64 = 1920;
+constexpr int64_t kDeepMinN = 4864, kOctoMinN = 12288;
+constexpr int64_t kChainPdlMaxN4 = 3392, kChainPdlMaxN8 = 2816;
 constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
                   kFlowExtraMinN = 1024;
-Tiles choose_tiles(int64_t n, size_t elem_bytes, bool pred, bool tagged_fits, bool argmin_fits,
+Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool argmin_fits,
                    bool cluster_ok, bool flow_ok, bool aligned) {
   constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
                                  Tiles::k64d,    Tiles::k64w, Tiles::pred32};
@@ -243,7 +247,10 @@ Tiles choose_tiles(int64_t n, size_t elem_bytes, bool pred, bool tagged_fits, bo
   if (n <= kFlowMaxN && flow_ok && (aligned || n <= kFlowOneWorkerMaxN)) return Tiles::flow;
   if (n >= kOctoMinN) return Tiles::k64o;
   if (n >= kDeepMinN) return Tiles::k64q;
-  return n >= (elem_bytes == 4 ? kDoubleMinN4 : kDoubleMinN8) ? Tiles::k64d : Tiles::k64w;
+  const int64_t double_min_n = kernels == DType::int64     ? kDoubleMinInt64
+                               : kernels == DType::float64 ? kDoubleMinFloat64
+                                                           : kDoubleMinN4;
+  return n >= double_min_n ? Tiles::k64d : Tiles::k64w;
 }
 
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
@@ -824,7 +831,7 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   // SMs that the next band (high priority) needs (300 us). Not for 8-byte types: there the early
   // panel blocks (68 KB of shared memory each) crowd phase 3 out, and the store in the next
   // launch lengthens the chain (float64 n = 1024: 1000 and 989 us against 897 for neither). Not
-  // for super-rounds: int32 n = 10000 70.2 ms against 69.2, float32 71.0 against 68.9.
+  // for deep super-rounds: int32 n = 10000 70.2 ms against 69.2, float32 71.0 against 68.9.
   // Measured: GPU_NOTES.md, eleventh session.
   constexpr bool tuned_chain = [] {
     if constexpr (P::pred)
@@ -832,7 +839,21 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
     else
       return sizeof(T) == 4 && P::depth == K;
   }();
-  auto pdl_on = [&](cudaStream_t s) { return tuned_chain && job.pdl && s != stream; };
+  // Super-rounds of two blocks (k64d) below kChainPdlMaxN, every type: programmatic dependent
+  // launch on the critical stream too (its pivot and band launches, kept apart), where the chain
+  // of pivot work sets the pace; past it phase 3 does, and the early blocks only crowd it (H100,
+  // k64d without / with, us: int32 2560 1575 / 1341, 3072 2334 / 2201, 3328 2815 / 2763, 3456
+  // 3063 / 3109, 4096 5019 / 5054; int64 2048 3688 / 3257, 2560 6112 / 6022, 2816 7708 / 7740;
+  // float64 2048 4422 / 3930, 3072 10672 / 10858; GPU_NOTES.md, thirty-fourth session). Phases
+  // 1 and 2 in one launch there too lost to this (int32 2560 1434, 3072 2336).
+  const bool chain_pdl = [&] {
+    if constexpr (P::pred)
+      return false;
+    else
+      return tuned_chain ||
+             (P::depth == 2 * K && n < (sizeof(T) == 4 ? kChainPdlMaxN4 : kChainPdlMaxN8));
+  }();
+  auto pdl_on = [&](cudaStream_t s) { return chain_pdl && job.pdl && s != stream; };
   // One launch of the plan's min-plus kernel over a tile set, k range [k0, k0 + kw).
   auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
     launch_gemm<P>(job, s, pdl_on(s), l, k0, kw, aligned);
@@ -1406,7 +1427,11 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }();
   const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
-  const Tiles tiles = choose_tiles(n, sizeof(T), pred.data != nullptr, tagged_fits, argmin_fits,
+  // The round loop runs the integer twin's kernels where the weights let it (`twin` below; float32
+  // only on 64-wide rounds, whose bound is the same for both 4-byte kernels).
+  const DType kernels =
+      twin_fits ? Semiring<typename IntegerTwin<T>::type>::dtype : Semiring<T>::dtype;
+  const Tiles tiles = choose_tiles(n, kernels, pred.data != nullptr, tagged_fits, argmin_fits,
                                    cluster_ok, flow_ok, aligned);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
@@ -1551,8 +1576,7 @@ Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
   if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
     return Tiles::small;
-  const Tiles t = choose_tiles(n, dtype == DType::int32 ? 4 : 8, false, false, false, false, false,
-                               true);
+  const Tiles t = choose_tiles(n, dtype, false, false, false, false, false, true);
   return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
 }
 
