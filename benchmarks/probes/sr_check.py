@@ -1,6 +1,7 @@
-"""Probe check: the round loop's results under APSP_PROBE_SR modes (k64d with PDL on the critical
-stream, and with fused phases 1 and 2) equal the 64-wide rounds' bit for bit (integer weights), on
-full and ragged n, int32 and float32, the default stream and a high-priority one, twice (graph
+"""Probe check (with sr_chain.patch built): the round loop's results under APSP_PROBE_SR modes (k64d
+with PDL on the critical stream; 4-byte types also with fused phases 1 and 2) equal the 64-wide
+rounds' bit for bit (integer weights, one negative edge), on full and ragged n, for each DTYPE
+given (default int32 float32), on the default stream and a high-priority one, twice (graph
 replay). Usage: python benchmarks/probes/sr_check.py [DTYPE ...]"""
 import os
 import sys
