@@ -4,6 +4,7 @@
 # and their own TMPDIR (nvcc's temporary files collided in a shared one: GPU_NOTES.md, s26).
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 R=$(pwd)
+builds_t0=$(date +%s)
 
 build_main() {  # the working tree, installed where `python` imports it from
   APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . \
@@ -18,4 +19,9 @@ build_patched() {  # TAG PATCH [COMMAND]: the tree with PATCH applied (then COMM
     && TMPDIR=/tmp/tmp$tag APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation \
          --no-deps -q --target /tmp/site$tag $src > /tmp/build$tag.log 2>&1 \
     || { echo "build $tag failed"; tail -20 /tmp/build$tag.log; }
+}
+
+wait_builds() {  # waits for the builds started in the background, and says how long they took
+  wait
+  echo "builds done in $(( $(date +%s) - builds_t0 )) s"
 }

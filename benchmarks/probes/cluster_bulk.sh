@@ -4,14 +4,12 @@
 # (the arriving host path included), then times small solves under each build in turn, twice.
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/cluster_bulk.sh
 . benchmarks/probes/build_beside.sh
-t0=$(date +%s)
 build_main &
 for b in 2 3 4; do
   build_patched $b cluster_bulk.patch \
     "sed -i 's/#define APSP_PROBE_BULK 1/#define APSP_PROBE_BULK $b/' src/cuda/cluster.cuh" &
 done
-wait
-echo "builds done in $(( $(date +%s) - t0 )) s"
+wait_builds
 t0=$(date +%s)
 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py auto 2>&1 | tail -6 | tee $OUT/sanitizer_arriving.txt
 echo "sanitizer rc=${PIPESTATUS[0]} in $(( $(date +%s) - t0 )) s" | tee -a $OUT/sanitizer_arriving.txt

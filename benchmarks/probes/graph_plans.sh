@@ -4,10 +4,8 @@
 # pays past n = 4096 (graph_8192.patch: graphs up to 8192), the two builds side by side.
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/graph_plans.sh
 . benchmarks/probes/build_beside.sh
-t0=$(date +%s)
 build_main & build_patched 1 graph_8192.patch &
-wait
-echo "builds done in $(( $(date +%s) - t0 )) s"
+wait_builds
 PLANS=""
 for n in 1792 2048 2560 3072 3584 4096; do for p in k64w k64d k64q; do PLANS="$PLANS int32:$n:$p"; done; done
 PLANS="$PLANS int32:4096:k64o float32:2048:k64w float32:2048:k64d float32:3072:k64w float32:3072:k64d float32:3072:k64q"

@@ -7,6 +7,7 @@
 # Run from the repository root on a GPU machine without network, OUT set: bash benchmarks/probes/sr_chain.sh
 . benchmarks/probes/build_beside.sh
 build_patched 1 sr_chain.patch
+wait_builds
 export PYTHONPATH=/tmp/site1
 timeout 300 python benchmarks/probes/sr_check.py int32 float32 int64 float64 2>&1 | tail -3 | tee $OUT/sr_check.txt
 C=""
