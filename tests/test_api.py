@@ -75,6 +75,8 @@ def test_validate_sparse_and_lists(device):
     sp = scipy.sparse.random(50, 50, density=0.1, format="csr", random_state=0)
     assert apsp.validate(sp, device=device) == 0.0
     assert apsp.validate([[0, 1.5], [np.inf, 0]], device=device) == 0.0
+    with pytest.raises(TypeError, match="NoneType"):
+        apsp.validate(None, device=device)
 
 
 def test_validate_float_difference_is_within_the_stated_tolerance(device):
@@ -152,6 +154,7 @@ def test_path_cases():
     assert apsp.path(pred, 2, 0) == []  # unreachable
     assert apsp.path(pred, 1, 1) == [1]  # i == j
     assert apsp.path(pred, np.int64(0), np.int32(2)) == [0, 1, 2]
+    assert apsp.path(pred.tolist(), 0, 2) == [0, 1, 2]  # nested lists, as apsp.solve takes them
     for i, j in ((3, 0), (0, -1), (0, 1.0), ("0", 1)):
         with pytest.raises(IndexError, match="is not a vertex of this 3-vertex graph"):
             apsp.path(pred, i, j)

@@ -3,6 +3,8 @@ exception with the offending value in its message, leaves the input untouched (v
 flags), and the next call on the same engine works."""
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -45,6 +47,13 @@ def _negative_cycle():
     return g
 
 
+def _negative_self_loop():
+    g = np.full((3, 3), np.inf)
+    np.fill_diagonal(g, 0.0)
+    g[1, 1], g[0, 2] = -1.0, 5.0
+    return g
+
+
 def _sparse_nan():
     m = scipy.sparse.coo_matrix(([1.0, np.nan], ([0, 2], [1, 3])), shape=(4, 4))
     return m.tocsr()
@@ -76,6 +85,10 @@ CASES = [
     ("overflow_int64", lambda: np.array([[0, 2**61], [0, 0]], dtype=np.int64), {}, OverflowError,
      ["int64", str(2**61), "float64"]),
     ("negative_cycle", _negative_cycle, {}, apsp.NegativeCycleError, ["negative cycle", "70 vertices"]),
+    ("negative_self_loop", _negative_self_loop, {}, apsp.NegativeCycleError,
+     ["1 vertex lies on a negative closed walk: 1"]),
+    ("none", lambda: None, {}, TypeError, ["square 2-D array", "NoneType"]),
+    ("string", lambda: "abc", {}, TypeError, ["square 2-D array", "str"]),
     ("overwrite_float16", lambda: _g(np.float16), {"overwrite": True}, ValueError,
      ["overwrite=True", "float16"]),
     ("overwrite_int16", lambda: np.ones((3, 3), dtype=np.int16), {"overwrite": True}, ValueError,
@@ -95,6 +108,7 @@ CASES = [
     ("device_name", _g, {"device": "tpu"}, ValueError, ["'tpu'", "'cpu', 'cuda' or 'cuda:N'"]),
     ("device_index", _g, {"device": "cuda:x"}, ValueError, ["'cuda:x'"]),
     ("device_negative", _g, {"device": -1}, ValueError, ["-1"]),
+    ("empty_device_name", lambda: np.zeros((0, 0)), {"device": "tpu"}, ValueError, ["'tpu'"]),
 ]
 
 
@@ -103,7 +117,9 @@ def _snapshot(graph):
         return graph.copy(), None
     if isinstance(graph, (np.ndarray, np.generic)):
         return graph.copy(), (graph.flags.writeable, graph.flags.c_contiguous, graph.strides)
-    return [list(r) for r in graph], None
+    if isinstance(graph, list):
+        return [list(r) for r in graph], None
+    return graph, None  # None, a string: immutable
 
 
 def _assert_unchanged(graph, snap):
@@ -114,8 +130,10 @@ def _assert_unchanged(graph, snap):
     elif isinstance(graph, (np.ndarray, np.generic)):
         np.testing.assert_array_equal(graph, saved)  # NaN == NaN here, so NaN cases compare too
         assert (graph.flags.writeable, graph.flags.c_contiguous, graph.strides) == flags
-    else:
+    elif isinstance(graph, list):
         assert [list(r) for r in graph] == saved
+    else:
+        assert graph is saved
 
 
 @pytest.mark.parametrize(("make", "kwargs", "exc", "fragments"),
@@ -156,11 +174,25 @@ def test_cuda_without_a_gpu_is_a_runtime_error_naming_the_reason():
     facts = apsp.info()
     if facts["devices"]:
         pytest.skip("this machine has a usable GPU; the no-GPU path cannot be reached here")
-    g = _g()
-    for device in ("cuda", "cuda:0", 0):
-        with pytest.raises(RuntimeError) as info:
-            apsp.solve(g, device=device)
-        assert facts["why_no_devices"] in str(info.value) and "device='cpu'" in str(info.value)
+    for g in (_g(), np.zeros((0, 0))):  # an empty graph too: the device is checked first
+        for device in ("cuda", "cuda:0", 0):
+            with pytest.raises(RuntimeError) as info:
+                apsp.solve(g, device=device)
+            assert facts["why_no_devices"] in str(info.value) and "device='cpu'" in str(info.value)
+
+
+def test_no_driver_is_named_as_such():
+    # Without libcuda the static CUDA runtime reports "driver version is insufficient", which
+    # would send the user to update a driver that is not there.
+    facts = apsp.info()
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        driver = True
+    except OSError:
+        driver = False
+    if not facts["cuda_compiled"] or facts["devices"] or driver:
+        pytest.skip("needs the CUDA engine built, on a machine without an NVIDIA driver")
+    assert facts["why_no_devices"] == "no NVIDIA driver is installed (libcuda.so.1 was not found)"
 
 
 @pytest.mark.gpu

@@ -137,8 +137,9 @@ def test_write_distances_refuses_what_the_format_cannot_hold(tmp_path, dist, fra
 def test_write_into_a_missing_directory_is_an_oserror(tmp_path):
     dist = np.zeros((3, 3), dtype=np.int32)
     missing_dir = tmp_path / "nope" / "out.bin"
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as info:
         apsp.io.write_distances(missing_dir, dist)
+    assert str(missing_dir) in str(info.value)  # the path asked for, not a temporary file's
     assert not (tmp_path / "nope").exists()
 
 

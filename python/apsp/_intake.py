@@ -59,7 +59,11 @@ def as_host_array(graph: Any) -> np.ndarray:
             return np.from_dlpack(graph)
         except (TypeError, BufferError, RuntimeError):
             pass
-    return np.asarray(graph)
+    arr = np.asarray(graph)
+    if arr.ndim == 0 and arr.dtype.kind in "OUSV":  # None, a string, some other object
+        raise TypeError(f"expected a square 2-D array (NumPy, nested lists, scipy.sparse, or a "
+                        f"PyTorch / CuPy / DLPack device array), got {type(graph).__name__}")
+    return arr
 
 
 def wrap_host_result(graph: Any, result: Any) -> Any:

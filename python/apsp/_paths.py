@@ -14,6 +14,8 @@ def path(pred: Any, i: int, j: int) -> list[int]:
     Returns ``[i]`` when ``i == j`` and ``[]`` when j is unreachable from i. ``pred`` may be a
     NumPy array or any array with ``__array__`` / ``.cpu()`` (a device tensor is copied one row).
     """
+    if not hasattr(pred, "shape"):  # nested lists, as apsp.solve takes them
+        pred = np.asarray(pred)
     n = _shape(pred)
     for name, v in (("i", i), ("j", j)):
         if not (isinstance(v, (int, np.integer)) and 0 <= int(v) < n):

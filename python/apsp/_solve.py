@@ -208,10 +208,10 @@ def solve_host(
     n = check_square(arr.shape)
     computed_dtype(arr.dtype)  # TypeError first, whatever the device
     pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
+    target = host_target(device)  # a bad or unusable device raises even for an empty graph
     if n == 0:
         work = host_work_array(arr, overwrite)
         return (work, pred) if return_predecessors else work
-    target = host_target(device)
     if target.engine == "cuda" and not overwrite and not _layout_problems(arr):
         # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
         source, out = arr, np.empty((n, n), dtype=arr.dtype)

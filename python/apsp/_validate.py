@@ -42,7 +42,9 @@ def _host_graph(graph: Any) -> np.ndarray:
 
 
 def _shape_source(graph: Any) -> Any:
-    return graph if hasattr(graph, "shape") else np.asarray(graph)
+    from ._intake import as_host_array
+
+    return graph if hasattr(graph, "shape") else as_host_array(graph)
 
 
 def validate(graph: Any, **solve_kwargs: Any) -> float:

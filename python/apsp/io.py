@@ -6,6 +6,7 @@ Output: n x n int32 row-major distances, little-endian, unreachable = 1073741823
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Optional, Union
 import numpy as np
 
 from ._core import INT32_INF, INT64_INF
+
+__all__ = ["read_graph", "write_graph", "write_distances"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _INT32_LE = np.dtype("<i4")
@@ -144,6 +147,9 @@ def _umask() -> int:
 
 def _write_atomically(path: PathLike, header: bytes, body: np.ndarray) -> None:
     path = Path(path)
+    if not path.parent.is_dir():  # mkstemp's error would name its temporary file, not `path`
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: its folder does not exist",
+                                str(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -78,7 +78,8 @@ void check_negative_cycles(const std::vector<int64_t>& vertices, int64_t /*n*/) 
   if (vertices.empty()) return;
   std::ostringstream msg;
   msg << "the graph has a negative cycle: " << vertices.size()
-      << " vertices lie on negative closed walks, e.g. ";
+      << (vertices.size() == 1 ? " vertex lies on a negative closed walk: "
+                               : " vertices lie on negative closed walks, e.g. ");
   const size_t shown = vertices.size() < 10 ? vertices.size() : 10;
   for (size_t i = 0; i < shown; ++i) msg << (i ? ", " : "") << vertices[i];
   if (shown < vertices.size()) msg << ", ...";

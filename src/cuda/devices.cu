@@ -1,6 +1,8 @@
 // CUDA engine: build facts and the list of usable devices (for apsp.info() and device choice).
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "apsp/apsp.hpp"
 #include "cuda/check.cuh"
 
@@ -8,13 +10,32 @@ namespace apsp {
 
 CudaBuildInfo cuda_build_info() { return {true, APSP_CUDA_WHY}; }
 
+namespace {
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// Why cudaGetDeviceCount failed, in the user's terms. Without libcuda the static runtime reports
+// "driver version is insufficient", which would send the user to upgrade a driver that is not
+// there: cudaDriverGetVersion gives 0 when no driver is installed.
+std::string why_no_driver(cudaError_t err) {
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaGetLastError();
+  if (driver == 0) return "no NVIDIA driver is installed (libcuda.so.1 was not found)";
+  if (err == cudaErrorInsufficientDriver)
+    return "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than the CUDA " +
+           cuda_version(runtime) + " runtime apsp was built with; update the driver";
+  return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+}
+}  // namespace
+
 std::vector<CudaDevice> cuda_devices(std::string* why_none) {
   std::vector<CudaDevice> out;
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    if (why_none) *why_none = std::string("no usable CUDA driver or device: ") + cudaGetErrorString(err);
+    if (why_none) *why_none = why_no_driver(err);
     return out;
   }
   if (count == 0) {
