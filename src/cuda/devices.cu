@@ -11,12 +11,14 @@ namespace apsp {
 CudaBuildInfo cuda_build_info() { return {true, APSP_CUDA_WHY}; }
 
 namespace {
-std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string cuda_version(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 // Why cudaGetDeviceCount failed, in the user's terms. Without libcuda the static runtime reports
 // "driver version is insufficient", which would send the user to upgrade a driver that is not
 // there: cudaDriverGetVersion gives 0 when no driver is installed.
-std::string why_no_driver(cudaError_t err) {
+std::string why_count_failed(cudaError_t err) {
   int driver = 0, runtime = 0;
   (void)cudaDriverGetVersion(&driver);
   (void)cudaRuntimeGetVersion(&runtime);
@@ -35,7 +37,7 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    if (why_none) *why_none = why_no_driver(err);
+    if (why_none) *why_none = why_count_failed(err);
     return out;
   }
   if (count == 0) {
