@@ -19,7 +19,4 @@ for t in int64:1536 int64:2048 float64:2048; do
   A="$A $t"
   for b in 0 15000; do B="$B $t:APSP_PROBE_REST_SMEM=$b"; done
 done
-for pass in 1 2; do
-  python benchmarks/probes/time_small.py main $A 2>&1 | tee -a $OUT/rest_occ.txt
-  PYTHONPATH=/tmp/site1 python benchmarks/probes/time_small.py occ $B 2>&1 | tee -a $OUT/rest_occ.txt
-done
+time_in_turn rest_occ.txt occ "$A" "$B"

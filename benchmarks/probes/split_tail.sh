@@ -31,7 +31,4 @@ done
 for t in float32:2048 int64:1280 float64:1792; do
   for s in 4x2 8x2; do B="$B $t:APSP_PROBE_SPLIT=$s"; done
 done
-for pass in 1 2; do
-  python benchmarks/probes/time_small.py main $A 2>&1 | tee -a $OUT/split_tail.txt
-  PYTHONPATH=/tmp/site1 python benchmarks/probes/time_small.py split $B 2>&1 | tee -a $OUT/split_tail.txt
-done
+time_in_turn split_tail.txt split "$A" "$B"
