@@ -84,6 +84,16 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
     return float(np.median(times))
 
 
+def wall_median(call, reps: int) -> float:
+    """Median host wall time (s) of `reps` calls: what a user of a host API waits."""
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
 @contextlib.contextmanager
 def env_set(**env: str):
     """Environment variables set inside the block (the engine reads them per solve: a forced plan,
@@ -304,8 +314,9 @@ def main() -> int:
     # ---- progress cost ---------------------------------------------------------------------------
     orig = random_graph(10000, "int32")
     calls = []
-    add("apsp-gpu", "int32", 10000, time_device(orig, 3, False, lambda d, t: calls.append(d)),
-        f"progress callback on ({len(calls)} calls)")
+    reps = 3
+    add("apsp-gpu", "int32", 10000, time_device(orig, reps, False, lambda d, t: calls.append(d)),
+        f"progress callback on ({len(calls) // (reps + 1)} calls a solve)")
 
     # ---- course design, side by side ---------------------------------------------------------------
     out = subprocess.run([os.path.join(args.bin, "baseline_course"), "10000", "3"],
@@ -375,12 +386,15 @@ def main() -> int:
         add("apsp-gpu", "int32", n, time_device(orig, 5, checks=False), "device time, checks off")
     from scipy.sparse.csgraph import floyd_warshall
 
+    floyd_warshall(random_graph(64, "float64").cpu().numpy())  # SciPy's first call, untimed
     for n in (256, 512):
         g = random_graph(n, "float64").cpu().numpy()
-        t0 = time.perf_counter()
-        floyd_warshall(g, directed=True)
-        add("scipy", "float64", n, time.perf_counter() - t0, "scipy.sparse.csgraph.floyd_warshall, 1 core",
-            ceiling=False)
+        add("scipy", "float64", n, wall_median(lambda: floyd_warshall(g, directed=True), 5),
+            "scipy.sparse.csgraph.floyd_warshall, 1 core, median of 5", ceiling=False)
+        apsp.solve(g, device="cuda")  # warm-up: the plan's first use
+        add("apsp-solve-numpy", "float64", n, wall_median(lambda: apsp.solve(g, device="cuda"), 20),
+            "apsp.solve(numpy, device='cuda') end to end (host wall time: copies, checks and "
+            "the new output array included), median of 20", ceiling=False)
         add("apsp-gpu", "float64", n, time_device(torch.from_numpy(g).cuda(), 20, checks=True),
             "device time, checks on"
             + ("; integer weights: the int64 kernels ran" if runs_twin("float64", n) else ""),
@@ -453,10 +467,10 @@ def write_summary(doc: dict, path: str) -> None:
         if tl and ours:
             target(f">= 30x the PyTorch loop (int32 n={n})", tl["seconds"] / ours["seconds"] >= 30,
                    f"{tl['seconds'] / ours['seconds']:.0f}x")
-    for n in (256, 512):
-        sp, ours = pick(res, "scipy", "float64", n, ""), pick(res, "apsp-gpu", "float64", n, "device time, checks on")
+    for n in (256, 512):  # both as the user waits: host wall time, NumPy in and out
+        sp, ours = pick(res, "scipy", "float64", n, ""), pick(res, "apsp-solve-numpy", "float64", n, "")
         if sp and ours:
-            target(f"faster than SciPy (float64 n={n})", sp["seconds"] > ours["seconds"],
+            target(f"faster than SciPy (float64 n={n}, end to end from NumPy)", sp["seconds"] > ours["seconds"],
                    f"{sp['seconds'] / ours['seconds']:.0f}x")
     dev = pick(res, "apsp-gpu", "int32", 10000, "device time, input and negative")
     for impl, how in (("apsp-gpu-host", "in place"), ("apsp-solve-numpy", "apsp.solve, new output")):

@@ -7,7 +7,9 @@ plan for positive fractional float weights; without predecessors, such float32 w
 round loops' min3 step) under the engine's own choice only, since forcing a round loop does not
 change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
-from the CPU engine.
+from the CPU engine, or if a predecessor is not the last edge of a shortest path.
+--quick (the GPU test tier's pass, tests/test_sanitizer.py) takes n in 33, 65, 130 and 300 only,
+and not the n = 4200 arriving input.
 "auto" also solves integer inputs of n = 4200 (int32, int64; a negative edge) on the path that
 solves a host input while it arrives (n > 4096: engine.cu, upload_and_enqueue_arriving), in
 pinned chunks of 256 rows, so in six parts, and checks from the engine's trace line that it took
@@ -23,7 +25,7 @@ kernel with that closure done by one warp, without the named barrier, has none. 
 kernel it reports one pair only: thread 0's store of a worker's next item and the other warps' load
 of it, with a BAR.SYNC between them in the SASS, in each block's last pass (benchmarks/GPU_NOTES.md).
 Usage: compute-sanitizer --tool memcheck --error-exitcode 9 python benchmarks/sanitize_driver.py
-       [--no-cluster] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
+       [--no-cluster] [--quick] [PLAN ...]   (default: auto k64w k64d k64o; auto = the engine's choice)"""
 from __future__ import annotations
 
 import os
@@ -37,7 +39,9 @@ from apsp import _core
 
 
 NO_CLUSTER = "--no-cluster" in sys.argv
-PLANS = [a for a in sys.argv[1:] if a != "--no-cluster"] or ["auto", "k64w", "k64d", "k64o"]
+QUICK = "--quick" in sys.argv
+PLANS = [a for a in sys.argv[1:] if not a.startswith("--")] or ["auto", "k64w", "k64d", "k64o"]
+SIZES = (33, 65, 130, 300) if QUICK else (1, 2, 33, 65, 130, 200, 260, 300)
 
 
 def plan_is_auto() -> bool:
@@ -74,7 +78,7 @@ def main() -> None:
         else:
             os.environ["APSP_CUDA_TILES"] = plan
         checked += check_all(predecessors=plan == "auto")
-        if plan == "auto" and not NO_CLUSTER:
+        if plan == "auto" and not NO_CLUSTER and not QUICK:
             checked += check_arriving()
         print(f"sanitize driver: plan {plan} done", flush=True)
     os.environ.pop("APSP_CUDA_TILES", None)
@@ -86,7 +90,7 @@ def check_all(predecessors: bool) -> int:
     checked = 0
     for dtype in (np.float32, np.float64, np.int32, np.int64):
         inf = np.inf if np.dtype(dtype).kind == "f" else (apsp.INT32_INF if dtype == np.int32 else apsp.INT64_INF)
-        for n in (1, 2, 33, 65, 130, 200, 260, 300):
+        for n in SIZES:
             g = rng.integers(-5, 40, size=(n, n)).astype(dtype)
             g[g < 0] = 1
             g[rng.random((n, n)) < 0.6] = inf
@@ -101,6 +105,8 @@ def check_all(predecessors: bool) -> int:
                 same = np.allclose(a[0], b[0]) if np.dtype(dtype).kind == "f" else np.array_equal(a[0], b[0])
                 if not same:
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {kw}")
+                if "pred" in kw and not predecessors_ok(g, *a):
+                    raise SystemExit(f"bad predecessors: {np.dtype(dtype).name} n={n}")
                 checked += 1
             pos = np.where(view == 0, 1, view)  # positive integer weights
             frac = pos + dtype(0.5)  # positive fractional weights (floats)
@@ -124,12 +130,12 @@ def check_all(predecessors: bool) -> int:
                 continue
             # positive integer weights: the tagged plan from n > 128 (floats on their integer twin)
             a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
-            if not np.array_equal(a[0], b[0]):
+            if not np.array_equal(a[0], b[0]) or not predecessors_ok(pos, *a):
                 raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
             checked += 1
             if dtype in (np.float32, np.float64):  # positive fractional: argmin plan from n > 128
                 a, b = solve(frac, "cuda", pred=True), solve(frac, "cpu", pred=True)
-                if not np.allclose(a[0], b[0]):
+                if not np.allclose(a[0], b[0]) or not predecessors_ok(frac, *a):
                     raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} fractional weights, "
                                      "predecessors")
                 checked += 1
@@ -138,6 +144,26 @@ def check_all(predecessors: bool) -> int:
         if solve(g, "cuda")[0] != "negative cycle":
             raise SystemExit("negative cycle not reported")
     return checked
+
+
+def predecessors_ok(g, dist, pred) -> bool:
+    """pred is -9999 exactly on the diagonal and where j is unreachable, and every other
+    pred[i, j] = k is an edge k -> j with dist[i, k] + w(k, j) = dist[i, j] (to rounding for
+    floats). g has no negative weights here, so dist[i, i] = 0."""
+    n = g.shape[0]
+    if np.dtype(g.dtype).kind == "f":
+        inf, close = np.inf, lambda x, y: np.allclose(x, y, rtol=1e-5, atol=0)
+    else:
+        inf, close = (apsp.INT32_INF if g.dtype == np.int32 else apsp.INT64_INF), np.array_equal
+    none = (dist >= inf) | np.eye(n, dtype=bool)
+    if not (pred[none] == -9999).all():
+        return False
+    i, j = np.nonzero(~none)
+    k = pred[i, j].astype(np.int64)
+    if ((k < 0) | (k >= n) | (k == j)).any() or (g[k, j] >= inf).any():
+        return False
+    exact = np.float64 if np.dtype(g.dtype).kind == "f" else np.int64
+    return close(dist[i, k].astype(exact) + g[k, j].astype(exact), dist[i, j].astype(exact))
 
 
 def traced(fn):

@@ -45,7 +45,8 @@ apsp::Matrix host_matrix(const py::buffer_info& info, const char* what, bool wri
   m.data = info.ptr;
   m.n = info.shape[0];
   m.ld = info.shape[0] > 1 ? info.strides[0] / item : info.shape[0];
-  if (m.ld < m.n) m.ld = m.n;
+  if (m.ld < m.n)
+    throw py::value_error(std::string(what) + " rows overlap (row stride below n * itemsize)");
   m.dtype = dtype_from_buffer(info);
   return m;
 }
@@ -59,6 +60,7 @@ apsp::PredMatrix host_pred(const py::object& obj, int64_t n) {
     throw py::value_error("predecessor buffer must be a writable n x n int32 array with contiguous rows");
   p.data = static_cast<int32_t*>(info.ptr);
   p.ld = n > 1 ? info.strides[0] / 4 : n;
+  if (p.ld < n) throw py::value_error("predecessor buffer rows overlap (row stride below n * 4)");
   return p;
 }
 

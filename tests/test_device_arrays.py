@@ -274,9 +274,16 @@ def test_torch_work_is_ordered_on_the_callers_stream(rng: np.random.Generator) -
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cupy_on_a_side_stream(rng: np.random.Generator, dtype: str) -> None:
     cupy = cupy_or_skip()
+    torch = cuda_torch()  # torch.cuda._sleep keeps CuPy's stream busy without compiling a kernel
     w = random_weights(rng, 130)
-    with cupy.cuda.Stream(non_blocking=True):
-        a = cupy.asarray(as_dtype(w, dtype))
+    src = cupy.asarray(as_dtype(w, dtype))
+    cupy.cuda.Device().synchronize()
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        a = cupy.zeros_like(src)
+        with torch.cuda.stream(torch.cuda.ExternalStream(s.ptr)):
+            torch.cuda._sleep(SPIN_CYCLES // 4)  # a solve on another stream would read the zeros
+        a[...] = src
         dist, pred = apsp.solve(a, return_predecessors=True)
         host, host_pred = cupy.asnumpy(dist), cupy.asnumpy(pred)  # ordered on the stream
         before = cupy.asnumpy(a)
@@ -359,6 +366,40 @@ def test_cupy_non_contiguous_and_sub_view(rng: np.random.Generator) -> None:
     assert out.data.ptr == big.data.ptr
 
 
+class StreamOrderedHighWater:
+    """The most bytes in use at once from the device's default memory pool (the one the engine's
+    stream-ordered scratch, cudaMallocAsync, comes from) since reset(): the driver's own count,
+    read through libcuda, so no allocation of apsp's can hide from it."""
+    USED_MEM_HIGH = 8  # CU_MEMPOOL_ATTR_USED_MEM_HIGH (cuda.h), a cuuint64_t
+
+    def __init__(self, device: int = 0) -> None:
+        import ctypes
+
+        self._ct = ctypes
+        self._cuda = ctypes.CDLL("libcuda.so.1")
+        dev, self._pool = ctypes.c_int(), ctypes.c_void_p()
+        assert self._cuda.cuDeviceGet(ctypes.byref(dev), device) == 0
+        assert self._cuda.cuDeviceGetDefaultMemPool(ctypes.byref(self._pool), dev) == 0
+
+    def counts(self) -> bool:
+        """Whether a 1 MiB stream-ordered allocation of our own shows in the count (the control)."""
+        self.reset()
+        ptr, size = self._ct.c_uint64(), 1 << 20
+        assert self._cuda.cuMemAllocAsync(self._ct.byref(ptr), self._ct.c_size_t(size), None) == 0
+        assert self._cuda.cuMemFreeAsync(ptr, None) == 0
+        assert self._cuda.cuStreamSynchronize(None) == 0
+        return self.bytes() >= size
+
+    def reset(self) -> None:
+        zero = self._ct.c_uint64(0)
+        assert self._cuda.cuMemPoolSetAttribute(self._pool, self.USED_MEM_HIGH, self._ct.byref(zero)) == 0
+
+    def bytes(self) -> int:
+        value = self._ct.c_uint64()
+        assert self._cuda.cuMemPoolGetAttribute(self._pool, self.USED_MEM_HIGH, self._ct.byref(value)) == 0
+        return value.value
+
+
 @gpu
 def test_torch_in_place_allocates_no_n_squared(rng: np.random.Generator) -> None:
     torch = cuda_torch()
@@ -368,11 +409,16 @@ def test_torch_in_place_allocates_no_n_squared(rng: np.random.Generator) -> None
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
+    pool = StreamOrderedHighWater(t.device.index)
+    assert pool.counts(), "the driver's high-water count did not see a 1 MiB allocation"
+    pool.reset()
     out = apsp.solve(t, overwrite=True)
     torch.cuda.synchronize()
     assert out is t
     grown = torch.cuda.max_memory_allocated() - base
     assert grown < n * n * 4 // 16, f"overwrite=True allocated {grown} bytes through torch"
+    scratch = pool.bytes()
+    assert scratch < n * n * 4 // 16, f"overwrite=True took {scratch} bytes of stream-ordered scratch"
     np.testing.assert_array_equal(t.cpu().numpy(), expected(w, "float32"))
     # Predecessors: exactly one new n x n int32 tensor.
     t.copy_(torch.from_numpy(w.astype(np.float32)))
@@ -382,6 +428,54 @@ def test_torch_in_place_allocates_no_n_squared(rng: np.random.Generator) -> None
     apsp.solve(t, overwrite=True, return_predecessors=True)
     torch.cuda.synchronize()
     assert torch.cuda.max_memory_allocated() - base <= n * n * 4 + 512
+
+
+@gpu
+def test_torch_out_of_memory_is_memory_error_and_next_call_works(rng: np.random.Generator) -> None:
+    # torch's own limit for this process (no memory is taken from other tests on the GPU): room
+    # for the input and 1 MiB more, so the 64 MiB result cannot be allocated.
+    torch = cuda_torch()
+    n = 4096
+    w = random_weights(rng, n, density=0.001)
+    t = torch.from_numpy(w.astype(np.float32)).cuda()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # no cached block left that could hold the result
+    total = torch.cuda.get_device_properties(t.device).total_memory
+    torch.cuda.set_per_process_memory_fraction((torch.cuda.memory_reserved() + (1 << 20)) / total)
+    try:
+        with pytest.raises(MemoryError) as info:
+            apsp.solve(t)
+        text = str(info.value)
+        assert f"needs {n * n * 4} bytes" in text and "bytes free" in text
+        assert "overwrite=True" in text
+        with pytest.raises(MemoryError, match=f"needs {n * n * 8} bytes"):  # distances + predecessors
+            apsp.solve(t, return_predecessors=True)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    ws = random_weights(rng, 40)
+    np.testing.assert_array_equal(apsp.solve(torch.from_numpy(ws.astype(np.float32)).cuda()).cpu().numpy(),
+                                  expected(ws, "float32"))
+
+
+@gpu
+def test_cupy_out_of_memory_is_memory_error_and_next_call_works(rng: np.random.Generator) -> None:
+    cupy = cupy_or_skip()
+    n = 2048
+    w = random_weights(rng, n, density=0.001)
+    a = cupy.asarray(w.astype(np.float32))
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()  # no cached block left that could hold the result
+    old_limit = pool.get_limit()
+    pool.set_limit(size=pool.used_bytes() + (1 << 20))  # CuPy's own limit, for this process only
+    try:
+        with pytest.raises(MemoryError) as info:
+            apsp.solve(a)
+        assert f"needs {n * n * 4} bytes" in str(info.value) and "overwrite=True" in str(info.value)
+    finally:
+        pool.set_limit(size=old_limit)
+    ws = random_weights(rng, 40)
+    np.testing.assert_array_equal(cupy.asnumpy(apsp.solve(cupy.asarray(ws.astype(np.float32)))),
+                                  expected(ws, "float32"))
 
 
 @gpu
@@ -445,7 +539,7 @@ def test_errors_leave_the_process_usable(rng: np.random.Generator) -> None:
         apsp.solve(torch.ones((4, 4), device="cuda"), device="cuda:7")
     bad = torch.from_numpy(w).cuda()
     bad[1, 2] = float("nan")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"graph\[1, 2\] is NaN"):
         apsp.solve(bad)
     cycle = torch.tensor([[0.0, 1.0], [-3.0, 0.0]], device="cuda")
     with pytest.raises(apsp.NegativeCycleError):

@@ -439,10 +439,9 @@ def test_predecessors_describe_shortest_paths(n, dtype, rng):
                 assert pred[i, j] == -9999, (i, j)
                 continue
             k = pred[i, j]
-            assert 0 <= k < n, (i, j, k)
-            step = g[k, j] if k != j else 0
+            assert 0 <= k < n and k != j, (i, j, k)  # the vertex before j, over an edge k -> j
             assert g[k, j] != inf
-            np.testing.assert_allclose(float(dist[i, k] if k != i else 0) + float(step),
+            np.testing.assert_allclose(float(dist[i, k] if k != i else 0) + float(g[k, j]),
                                        float(dist[i, j]), rtol=1e-5, atol=1e-3)
 
 

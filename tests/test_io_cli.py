@@ -134,6 +134,31 @@ def test_write_distances_refuses_what_the_format_cannot_hold(tmp_path, dist, fra
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]  # no temporary left
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64])
+def test_write_distances_unreachable_is_exactly_int32_inf(tmp_path, dtype):
+    # float32 cannot hold 2^30 - 1 (it rounds to 2^30): the marker must not pass through the float
+    unreachable = np.inf if np.dtype(dtype).kind == "f" else apsp.INT32_INF if dtype == np.int32 else apsp.INT64_INF
+    dist = np.array([[0, 7, unreachable], [unreachable, 0, 2], [1, 8, 0]], dtype=dtype)
+    out = tmp_path / "out.bin"
+    apsp.io.write_distances(out, dist)
+    assert _read_out(out, 3).tolist() == [[0, 7, INF], [INF, 0, 2], [1, 8, 0]]
+
+
+@pytest.mark.parametrize(("edges", "fragment"), [
+    (np.array([[0, 1, np.nan]]), "edges[0, 2] = nan is not an integer"),
+    (np.array([[0, 1, 2.0], [0.5, 1, 3.0]]), "edges[1, 0] = 0.5 is not an integer"),
+    (np.array([[0, 1, np.inf]]), "edges[0, 2] = inf"),
+])
+def test_write_graph_refuses_edges_that_are_not_integers(tmp_path, edges, fragment):
+    out = tmp_path / "g.bin"
+    with pytest.raises(ValueError) as info:
+        apsp.io.write_graph(out, 2, edges)
+    assert fragment in str(info.value)
+    assert not out.exists()
+    apsp.io.write_graph(out, 2, np.array([[0, 1, 3.0]]))  # integral floats are fine
+    assert apsp.io.read_graph(out)[0, 1] == 3
+
+
 def test_write_into_a_missing_directory_is_an_oserror(tmp_path):
     dist = np.zeros((3, 3), dtype=np.int32)
     missing_dir = tmp_path / "nope" / "out.bin"

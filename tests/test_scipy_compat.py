@@ -111,6 +111,16 @@ def test_sparse_non_finite_entries_are_non_edges():
     _same(apsp.floyd_warshall(g), csgraph.floyd_warshall(g))
 
 
+def test_sparse_stored_minus_inf_is_refused():
+    # SciPy spreads a stored -inf edge to every path through it; apsp computes finite weights, so
+    # it says so instead of dropping the edge.
+    g = scipy.sparse.csr_matrix((np.array([-np.inf, 1.0]), (np.array([0, 1]), np.array([1, 2]))),
+                                shape=(3, 3))
+    assert np.isneginf(csgraph.floyd_warshall(g)[0, 2])
+    with pytest.raises(ValueError, match=r"csgraph\[0, 1\] is a stored -inf edge"):
+        apsp.floyd_warshall(g)
+
+
 def test_dense_minus_inf_is_a_non_edge():
     g = np.array([[0, -np.inf, 1], [2, 0, np.nan], [np.inf, 3, 0]])
     _same(apsp.floyd_warshall(g), csgraph.floyd_warshall(g))

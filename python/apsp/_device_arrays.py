@@ -100,6 +100,18 @@ def _run(work: Any, pred: Any, stream: int, n: int, device: int, directed: bool,
         bar.close()
 
 
+def _out_of_memory(exc: BaseException, n: int, itemsize: int, pred: bool, device: int,
+                   free: int) -> MemoryError:
+    """The framework's out-of-memory error for the result arrays, as apsp's MemoryError: the bytes
+    needed and free, and what to try."""
+    need = n * n * itemsize + (n * n * 4 if pred else 0)
+    what = "the distances and predecessors" if pred else "the distances"
+    return MemoryError(f"not enough memory on cuda:{device} for {what}: needs {need} bytes, "
+                       f"{free} bytes free ({type(exc).__name__}: {exc}); free device memory "
+                       "(your framework's cached blocks too), solve in place with overwrite=True, "
+                       "or pass a smaller graph")
+
+
 def _result(dist: Any, pred: Any, return_predecessors: bool) -> Any:
     return (dist, pred) if return_predecessors else dist
 
@@ -121,14 +133,17 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
     # The current stream of the tensor's own device (cuda:1 stays on cuda:1 whatever is current):
     # torch's allocator, its copy and apsp's solve are all ordered on it.
     stream = _torch_current_stream(torch, index)
-    if overwrite:
-        work = tensor
-    else:
+    if not overwrite:
         _core.check_device_dtype(str(tensor.dtype)[len("torch."):])
-        work = torch.empty((n, n), dtype=tensor.dtype, device=tensor.device)
+    try:
+        work = tensor if overwrite else torch.empty((n, n), dtype=tensor.dtype, device=tensor.device)
+        pred = (torch.empty((n, n), dtype=torch.int32, device=tensor.device)
+                if return_predecessors else None)
+    except torch.cuda.OutOfMemoryError as e:
+        raise _out_of_memory(e, n, 0 if overwrite else tensor.element_size(), return_predecessors,
+                             index, torch.cuda.mem_get_info(index)[0]) from None
+    if not overwrite:
         work.copy_(tensor)
-    pred = (torch.empty((n, n), dtype=torch.int32, device=tensor.device)
-            if return_predecessors else None)
     if n:
         # The consumer's stream is the tensor's current stream, for which __dlpack__(stream=...)
         # orders nothing (it only waits when the streams differ); to_dlpack exports the same
@@ -203,8 +218,12 @@ def _solve_cupy(graph: Any, directed: bool, unweighted: bool, return_predecessor
     with cupy.cuda.Device(index):  # CuPy's current stream and allocations are per device
         stream = int(cupy.cuda.get_current_stream().ptr)
         # graph.copy runs on the current stream; its memory pool is stream-ordered.
-        work = graph if overwrite else graph.copy(order="C")
-        pred = cupy.empty((n, n), dtype=cupy.int32) if return_predecessors else None
+        try:
+            work = graph if overwrite else graph.copy(order="C")
+            pred = cupy.empty((n, n), dtype=cupy.int32) if return_predecessors else None
+        except cupy.cuda.memory.OutOfMemoryError as e:
+            raise _out_of_memory(e, n, 0 if overwrite else graph.itemsize, return_predecessors,
+                                 index, cupy.cuda.runtime.memGetInfo()[0]) from None
         if n:
             _run(_capsule(work, stream), None if pred is None else _capsule(pred, stream), stream,
                  n, index, directed, unweighted, progress, check)

@@ -66,6 +66,19 @@ def as_host_array(graph: Any) -> np.ndarray:
     return arr
 
 
+def writes_reach(graph: Any, arr: np.ndarray) -> bool:
+    """Whether writing `arr` (from as_host_array(graph)) writes `graph`'s own memory: `arr` is
+    `graph`, or a view that converting `graph` again gives back (a fresh array each time, as a
+    list or an `__array__` that builds a temporary gives, is not the caller's memory)."""
+    if arr is graph:
+        return True
+    if arr.flags.owndata:
+        return False
+    again = as_host_array(graph)
+    return (again.__array_interface__["data"][0] == arr.__array_interface__["data"][0]
+            and again.strides == arr.strides)
+
+
 def wrap_host_result(graph: Any, result: Any) -> Any:
     """Output kind follows input kind: host torch tensors in, host torch tensors out (the input
     tensor itself when the result was written into its memory, overwrite=True)."""

@@ -19,6 +19,11 @@ def _scipy_dense_graph(csgraph: Any, in_place: bool) -> np.ndarray:
 
     if classify(csgraph) == "sparse":
         data = densify(csgraph, np.dtype(np.float64))
+        if np.isneginf(data).any():  # SciPy would spread the -inf; apsp computes finite weights
+            i, j = (int(v) for v in np.argwhere(np.isneginf(data))[0])
+            raise ValueError(f"csgraph[{i}, {j}] is a stored -inf edge: apsp computes with finite "
+                             "weights (SciPy would report -inf for every path through it); store "
+                             "a finite weight, or drop the entry if it is not an edge")
     elif isinstance(csgraph, np.ma.MaskedArray):
         data = np.ascontiguousarray(csgraph.astype(np.float64).filled(np.inf))  # a new plain ndarray
         data[data == 0] = np.inf

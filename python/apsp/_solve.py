@@ -31,8 +31,11 @@ Result = Union[Any, Tuple[Any, Any]]
 
 
 def computed_dtype(dtype: Any) -> np.dtype:
-    """The dtype apsp computes `dtype` in (itself, or its lossless widening); TypeError otherwise."""
+    """The dtype apsp computes `dtype` in (itself in native byte order, or its lossless widening);
+    TypeError otherwise."""
     dtype = np.dtype(dtype)
+    if dtype.byteorder not in "=|":  # big-endian (or explicit little) data: the same numbers
+        dtype = dtype.newbyteorder("=")
     if dtype in NATIVE_DTYPES:
         return dtype
     if dtype in WIDENED_DTYPES:
@@ -156,7 +159,7 @@ def solve(
                                   return_predecessors=return_predecessors, overwrite=overwrite,
                                   device=device, progress=progress, check=check)
     arr = _intake.as_host_array(graph)
-    if overwrite and arr is not graph and arr.flags.owndata:  # a new array: writing it is no use
+    if overwrite and not _intake.writes_reach(graph, arr):  # a new array: writing it is no use
         raise ValueError(f"overwrite=True cannot write into a {type(graph).__name__}: it had to be "
                          "converted to a new array. Pass a NumPy array, or overwrite=False.")
     return _intake.wrap_host_result(
@@ -232,10 +235,15 @@ def _layout_problems(arr: np.ndarray) -> list[str]:
     """Why the engines cannot take `arr` as it is (a native dtype, rows contiguous, a positive
     row stride in whole elements); empty when they can."""
     reasons = []
-    if arr.dtype not in NATIVE_DTYPES:
+    if arr.dtype.byteorder not in "=|":
+        reasons.append(f"its dtype {arr.dtype.str} is not in this machine's byte order")
+    elif arr.dtype not in NATIVE_DTYPES:
         reasons.append(f"its dtype {arr.dtype} is not computed natively (float32, float64, int32, int64)")
     if arr.shape[0] > 1 and arr.strides[1] != arr.itemsize:
         reasons.append(f"its rows are not contiguous (strides {arr.strides})")
     if arr.shape[0] > 1 and (arr.strides[0] <= 0 or arr.strides[0] % arr.itemsize):
         reasons.append(f"its row stride {arr.strides[0]} is not a positive multiple of the itemsize")
+    elif arr.shape[0] > 1 and arr.strides[0] < arr.shape[1] * arr.itemsize:
+        reasons.append(f"its rows overlap (row stride {arr.strides[0]} bytes, rows of "
+                       f"{arr.shape[1] * arr.itemsize})")
     return reasons

@@ -88,6 +88,14 @@ def write_graph(path: PathLike, n: int, edges: np.ndarray) -> None:
     edges = np.asarray(edges)
     if edges.ndim != 2 or edges.shape[1] != 3:
         raise ValueError(f"edges must have shape (m, 3), got {edges.shape}")
+    if edges.dtype.kind not in "biuf":
+        raise TypeError(f"edges have dtype {edges.dtype}; expected integers")
+    if edges.dtype.kind == "f":  # integral floats are written; nothing is truncated or wrapped
+        bad = ~np.isfinite(edges) | (edges != np.round(edges))
+        if bad.any():
+            k, c = (int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(f"edges[{k}, {c}] = {edges[k, c].item()!r} is not an integer; the "
+                             "format holds int32 sources, destinations and weights")
     i32 = np.iinfo(np.int32)
     if not 0 <= n <= i32.max:
         raise ValueError(f"n={n} does not fit the format's int32 header")
@@ -111,6 +119,8 @@ def write_distances(path: PathLike, dist: np.ndarray) -> None:
     if dist.ndim != 2 or dist.shape[0] != dist.shape[1]:
         raise ValueError(f"dist must be a square 2-D array, got shape {dist.shape}")
     if dist.dtype.kind == "f":
+        if dist.dtype.itemsize < 4:
+            dist = dist.astype(np.float32)  # exact; int32's bounds do not fit float16
         unreachable = dist == np.inf
     elif dist.dtype.kind in "iu":
         unreachable = dist >= (INT32_INF if dist.dtype.itemsize <= 4 else INT64_INF)
@@ -128,7 +138,8 @@ def write_distances(path: PathLike, dist: np.ndarray) -> None:
             i, j = (int(v) for v in np.argwhere(~unreachable & (dist != np.round(dist)))[0])
             raise ValueError(f"dist[{i}, {j}] = {dist[i, j].item()!r} is not an integer; the format holds "
                              "int32 distances")
-    out = np.where(unreachable, INT32_INF, dist).astype(_INT32_LE)
+    out = np.full(dist.shape, INT32_INF, dtype=_INT32_LE)  # not np.where: float32 rounds 2^30 - 1 up
+    out[~unreachable] = values  # integers within int32, checked above
     _write_atomically(path, b"", out)
 
 
