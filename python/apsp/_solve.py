@@ -232,8 +232,9 @@ def solve_host(
 
 
 def _layout_problems(arr: np.ndarray) -> list[str]:
-    """Why the engines cannot take `arr` as it is (a native dtype, rows contiguous, a positive
-    row stride in whole elements); empty when they can."""
+    """Why the engines cannot take `arr` as it is (a native dtype in this machine's byte order,
+    rows contiguous, a positive row stride in whole elements, rows that do not overlap); empty
+    when they can."""
     reasons = []
     if arr.dtype.byteorder not in "=|":
         reasons.append(f"its dtype {arr.dtype.str} is not in this machine's byte order")
