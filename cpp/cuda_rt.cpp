@@ -1,7 +1,9 @@
 // CUDA runtime calls of the binding layer (see cuda_rt.hpp); every call is checked and named.
 #include "cuda_rt.hpp"
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "apsp/apsp.hpp"
 
@@ -81,8 +83,16 @@ void free_after_device_idle(void* ptr, int device) noexcept {
   int previous = -1;
   if (cudaGetDevice(&previous) != cudaSuccess) return;  // runtime already unloaded at exit
   if (previous != device) (void)cudaSetDevice(device);
-  (void)cudaDeviceSynchronize();
-  (void)cudaFreeAsync(ptr, cudaStreamLegacy);
+  // The device-wide sync fails while another thread captures a CUDA graph (apsp's own round-loop
+  // capture, or the caller's): wait for that to end. If the sync still cannot succeed, leak the
+  // buffer rather than free memory that work on another stream may still read.
+  cudaError_t err = cudaDeviceSynchronize();
+  for (int tries = 0; err == cudaErrorStreamCaptureUnsupported && tries < 10000; ++tries) {
+    (void)cudaGetLastError();
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    err = cudaDeviceSynchronize();
+  }
+  if (err == cudaSuccess) (void)cudaFreeAsync(ptr, cudaStreamLegacy);
   (void)cudaGetLastError();
   if (previous != device) (void)cudaSetDevice(previous);
 }

@@ -1045,6 +1045,77 @@ def test_two_threads_at_once(rng):
         assert_same(results[i], cpu_solve(g))
 
 
+def test_graph_capture_survives_another_threads_device_sync(torch, rng, capfd, monkeypatch):
+    """Rounds up to n = 4096 run as a CUDA graph captured on first use. A device-wide sync in
+    another thread (torch.cuda.synchronize()) during that capture invalidates it; the solve then
+    launches its rounds directly, gives the right answer, and leaves no error behind. Solves of
+    new sizes (a capture each) run until the other thread has hit a capture at least once."""
+    monkeypatch.setenv("APSP_CUDA_TRACE", "1")
+    stop, collisions = threading.Event(), []
+
+    def sync_loop() -> None:
+        while not stop.is_set():
+            try:
+                torch.cuda.synchronize()
+            except RuntimeError as e:  # "operation not permitted when stream is capturing"
+                collisions.append(str(e))
+
+    syncer = threading.Thread(target=sync_loop)
+    syncer.start()
+    solved = []
+    try:
+        for n in range(1800, 2400, 8):  # one new graph key each
+            g = random_graph(n, np.int32, rng, density=0.05)
+            solved.append((g, gpu_host_solve(g, checks=False)))
+            if collisions and len(solved) >= 8:
+                break
+    finally:
+        stop.set()
+        syncer.join()
+    fallbacks = capfd.readouterr().err.count("graph capture invalidated by another thread")
+    assert collisions, f"no device sync met a capture in {len(solved)} solves: nothing was tested"
+    assert fallbacks >= 1, f"{len(collisions)} syncs failed, yet no solve fell back: {collisions[:2]}"
+    for g, got in solved:
+        assert_same(got, cpu_solve(g))
+    g = random_graph(300, np.float32, rng)
+    assert_same(gpu_host_solve(g), cpu_solve(g))  # nothing left behind
+
+
+def test_an_exception_between_rounds_leaves_no_work_running(torch, rng):
+    """A progress callback that raises (as Ctrl-C does) stops the solve, and what was already
+    enqueued on the caller's stream has finished before the exception reaches the caller."""
+    n = 4096
+    g = torch.from_numpy(random_graph(n, np.int32, rng, density=0.05)).cuda()
+    s = torch.cuda.Stream()
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_round_2(done: int, total: int) -> None:
+        if done >= 2:
+            raise Stop()
+
+    torch.cuda.synchronize()
+    with pytest.raises(Stop):
+        _core.solve_device(g.data_ptr(), n, n, "int32", 0, 0, 0, s.cuda_stream, True, False,
+                           False, False, stop_at_round_2)
+    assert s.query(), "rounds enqueued before the exception were still running after it"
+    h = random_graph(100, np.int32, rng)
+    assert_same(gpu_host_solve(h), cpu_solve(h))
+
+
+def test_host_arrays_on_two_gpus_in_turn(rng):
+    """The pinned staging sets are pooled per device (their events belong to one): host solves
+    alternate between cuda:0 and cuda:1 and each is right."""
+    count = len(apsp.info()["devices"])
+    if count < 2:
+        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    g = random_graph(1500, np.float32, rng)
+    want = cpu_solve(g)
+    for device in ("cuda:0", "cuda:1", "cuda:0", "cuda:1"):
+        assert_same(apsp.solve(g, device=device), want)
+
+
 def test_cuda_failure_is_runtime_error_and_next_call_works(rng):
     g = random_graph(50, np.float32, rng)
     bad_device = len(apsp.info()["devices"]) + 3

@@ -54,11 +54,15 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
     d.minor = prop.minor;
     d.multiprocessors = prop.multiProcessorCount;
     d.total_memory = prop.totalGlobalMem;
+    // Free memory needs a context on device i. A device that cannot make one (say, exclusive to
+    // another process) reports 0 free instead of failing the whole list; solving on it raises
+    // RuntimeError with the reason. The caller's current device is restored either way.
     int prev = 0;
     APSP_CUDA_CHECK(cudaGetDevice(&prev));
-    APSP_CUDA_CHECK(cudaSetDevice(i));
     size_t free_b = 0, total_b = 0;
-    APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (cudaSetDevice(i) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+      free_b = 0;
+    (void)cudaGetLastError();
     APSP_CUDA_CHECK(cudaSetDevice(prev));
     d.free_memory = free_b;
     out.push_back(d);

@@ -314,6 +314,10 @@ void with_dtype(DType dtype, F&& f) {
 struct DeviceGuard {  // sets the current device, restores the caller's on exit
   int prev = -1;
   explicit DeviceGuard(int device) {
+    // A non-sticky error left on this thread by an earlier call (ours or the caller's, e.g. a
+    // stream capture that another thread's device-wide sync invalidated) would otherwise fail
+    // this solve's first launch check: every error is checked where it happens, so none is owed.
+    (void)cudaGetLastError();
     APSP_CUDA_CHECK(cudaGetDevice(&prev));
     if (prev == device) return;
     const cudaError_t err = cudaSetDevice(device);
@@ -333,11 +337,33 @@ struct DeviceGuard {  // sets the current device, restores the caller's on exit
   }
 };
 
+std::string bytes_text(uint64_t b);
+
+// MemoryError with bytes needed and free (the error contract), for `what`.
+[[noreturn]] void throw_out_of_memory(uint64_t needed, const std::string& what) {
+  int device = -1;
+  size_t free_b = 0, total_b = 0;
+  (void)cudaGetDevice(&device);
+  (void)cudaMemGetInfo(&free_b, &total_b);
+  (void)cudaGetLastError();
+  std::ostringstream m;
+  m << "not enough GPU memory on CUDA device " << device << ": " << what << " needs "
+    << bytes_text(needed) << " but only " << bytes_text(free_b) << " of " << bytes_text(total_b)
+    << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
+  throw MemoryError(m.str());
+}
+
+// cudaMalloc / cudaMallocAsync, with out-of-memory as throw_out_of_memory's MemoryError.
+void check_allocation(cudaError_t err, size_t bytes, const char* what) {
+  if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, what);
+  APSP_CUDA_CHECK(err);
+}
+
 struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the same stream
   void* ptr = nullptr;
   cudaStream_t stream;
   AsyncBuffer(size_t bytes, cudaStream_t s) : stream(s) {
-    APSP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+    check_allocation(cudaMallocAsync(&ptr, bytes, stream), bytes, "the solve's scratch");
   }
   AsyncBuffer(void* allocated, cudaStream_t s) : ptr(allocated), stream(s) {}  // takes ownership
   ~AsyncBuffer() {
@@ -361,7 +387,9 @@ int64_t working_ld(int64_t n, int elem_size) {
 
 struct DeviceBuffer {  // the working matrix of a host solve
   void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) { APSP_CUDA_CHECK(cudaMalloc(&ptr, bytes)); }
+  explicit DeviceBuffer(size_t bytes) {
+    check_allocation(cudaMalloc(&ptr, bytes), bytes, "the working matrix");
+  }
   ~DeviceBuffer() {
     if (ptr) (void)cudaFree(ptr);
   }
@@ -1049,7 +1077,7 @@ struct GraphKey {
   int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
   bool min3;         // the kernels' min-plus step (Plan)
   bool pdl;          // Job::pdl
-  int priority;      // the launch stream's: the main stream's nodes keep it (rounds_graph)
+  int priority;      // the launch stream's: the main stream's nodes keep it (capture_rounds)
   bool operator==(const GraphKey& o) const {
     return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, priority) ==
            std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl,
@@ -1066,30 +1094,33 @@ std::list<GraphEntry>& graph_cache() {  // most recently used first; never destr
   return *c;
 }
 
+// The round loop captured as a graph: nullptr when another thread invalidated the capture (a
+// device-wide sync such as torch.cuda.synchronize() while we capture), so the caller launches the
+// rounds directly instead. No error is left on the thread either way.
 template <class P>
-cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
-  {
-    std::lock_guard<std::mutex> lock(graph_mutex);
-    auto& c = graph_cache();
-    for (auto it = c.begin(); it != c.end(); ++it)
-      if (it->key == key) {
-        c.splice(c.begin(), c, it);
-        return c.front().exec;
-      }
-  }
+cudaGraphExec_t capture_rounds(const GraphKey& key, const Job& job) {
   // Capture on a private stream (thread-local mode, so other threads' CUDA calls are unaffected)
   // of the launch stream's priority, which the nodes of the main stream keep (as without a graph).
   OwnStream cap(key.priority);
   cudaGraph_t graph = nullptr;
   APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
+  cudaError_t end = cudaSuccess;
   try {
     enqueue_rounds<P>(job, cap.s, [](int64_t) {});
   } catch (...) {
-    (void)cudaStreamEndCapture(cap.s, &graph);
+    end = cudaStreamEndCapture(cap.s, &graph);
+    (void)cudaGetLastError();
     if (graph) (void)cudaGraphDestroy(graph);
+    if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
     throw;
   }
-  APSP_CUDA_CHECK(cudaStreamEndCapture(cap.s, &graph));
+  end = cudaStreamEndCapture(cap.s, &graph);
+  if (end != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (graph) (void)cudaGraphDestroy(graph);
+    if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
+    APSP_CUDA_CHECK(end);
+  }
   // Each kernel node keeps the priority of the stream it was captured on (the look-ahead stream's
   // is the highest). Without this flag a graph runs every node at its launch stream's priority, and
   // the next round's pivot work waits until phase 3 has handed out all of its blocks (H100: 1.04-
@@ -1099,21 +1130,48 @@ cudaGraphExec_t rounds_graph(const GraphKey& key, const Job& job) {
       cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
   (void)cudaGraphDestroy(graph);
   APSP_CUDA_CHECK(err);
+  return exec;
+}
+
+// Launches the round loop as its cached graph (captured on a miss) on `stream`; false when the
+// capture was invalidated and nothing was launched. Graphs are launched under the cache's lock,
+// so that no other thread's eviction destroys one between its lookup and its launch.
+template <class P>
+bool launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t stream) {
+  auto launch_cached = [&]() {
+    auto& c = graph_cache();
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it->key == key) {
+        c.splice(c.begin(), c, it);
+        APSP_CUDA_CHECK(cudaGraphLaunch(c.front().exec, stream));
+        return true;
+      }
+    return false;
+  };
+  {
+    std::lock_guard<std::mutex> lock(graph_mutex);
+    if (launch_cached()) return true;
+  }
+  cudaGraphExec_t exec = capture_rounds<P>(key, job);  // outside the lock: it takes milliseconds
+  if (!exec) return false;
   std::lock_guard<std::mutex> lock(graph_mutex);
   auto& c = graph_cache();
   for (auto& e : c)
     if (e.key == key) {  // another thread built the same one meanwhile: keep one
       (void)cudaGraphExecDestroy(exec);
-      return e.exec;
+      exec = nullptr;
+      break;
     }
-  c.push_front({key, exec});
-  if (c.size() > kGraphCacheSize) {
-    // An evicted graph may still be running on some stream; destroying it is legal (the launch
-    // completes), so no wait is needed.
-    (void)cudaGraphExecDestroy(c.back().exec);
-    c.pop_back();
+  if (exec) {
+    c.push_front({key, exec});
+    if (c.size() > kGraphCacheSize) {
+      // An evicted graph may still be running on some stream; destroying it is legal (the launch
+      // completes), so no wait is needed.
+      (void)cudaGraphExecDestroy(c.back().exec);
+      c.pop_back();
+    }
   }
-  return exec;
+  return launch_cached();
 }
 
 // ---- one solve -----------------------------------------------------------------------------------
@@ -1200,8 +1258,12 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
                          int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, priority};
-      cudaGraphExec_t exec = rounds_graph<P>(key, job);
-      APSP_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      if (!launch_rounds_graph<P>(key, job, stream)) {
+        if (std::getenv("APSP_CUDA_TRACE"))
+          std::fprintf(stderr, "apsp cuda: graph capture invalidated by another thread's device "
+                               "sync; rounds launched directly\n");
+        enqueue_rounds<P>(job, stream, [](int64_t) {});
+      }
     } else {
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
@@ -1505,6 +1567,20 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
                                          const Options& opt, int device, cudaStream_t stream) {
+  // After an exception between launches (Ctrl-C or a progress callback that raised), what was
+  // already enqueued ends before the error reaches the caller: no work is left writing the matrix
+  // (apsp.hpp). Not while the caller's stream is being captured: that would break the capture.
+  struct FinishOnThrow {
+    cudaStream_t s;
+    ~FinishOnThrow() {
+      if (std::uncaught_exceptions() == 0) return;
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
+          capturing == cudaStreamCaptureStatusNone)
+        (void)cudaStreamSynchronize(s);
+      (void)cudaGetLastError();
+    }
+  } finish_on_throw{stream};
   std::vector<int64_t> negative;
   with_dtype(dist.dtype, [&](auto zero) {
     negative = solve_on_stream<decltype(zero)>(dist, pred, opt, device, stream);
@@ -1540,15 +1616,10 @@ uint64_t device_extra_bytes(int64_t n, bool pred) {
 }
 
 // MemoryError with bytes needed and free, before anything is allocated.
-void require_device_memory(uint64_t needed, int device, const std::string& what) {
+void require_device_memory(uint64_t needed, const std::string& what) {
   size_t free_b = 0, total_b = 0;
   APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  if (needed <= free_b) return;
-  std::ostringstream m;
-  m << "not enough GPU memory on CUDA device " << device << ": " << what << " needs "
-    << bytes_text(needed) << " but only " << bytes_text(free_b) << " of " << bytes_text(total_b)
-    << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
-  throw MemoryError(m.str());
+  if (needed > free_b) throw_out_of_memory(needed, what);
 }
 
 // ---- a host input solved while it arrives -------------------------------------------------------
@@ -1721,7 +1792,7 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   std::ostringstream what;
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " solve"
        << (pred.data ? " with predecessors" : "");
-  require_device_memory(mat_bytes + device_extra_bytes(n, pred.data != nullptr), device, what.str());
+  require_device_memory(mat_bytes + device_extra_bytes(n, pred.data != nullptr), what.str());
   Trace trace;
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
@@ -1787,7 +1858,7 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   std::ostringstream what;
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " sparse solve with " << nnz << " edges"
        << (pred.data ? " and predecessors" : "");
-  require_device_memory(mat_bytes + edge_bytes + device_extra_bytes(n, pred.data != nullptr), device,
+  require_device_memory(mat_bytes + edge_bytes + device_extra_bytes(n, pred.data != nullptr),
                         what.str());
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);

@@ -27,8 +27,9 @@ constexpr size_t kPoolKeep = 2;                    // staging sets kept for late
 
 struct Staging {
   void* chunk[2] = {nullptr, nullptr};
-  cudaEvent_t done[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};  // events belong to one device: pooled per device
   size_t bytes = 0;
+  int device = -1;
   ~Staging() {
     for (int b = 0; b < 2; ++b) {
       if (chunk[b]) (void)cudaFreeHost(chunk[b]);
@@ -47,11 +48,13 @@ std::vector<std::unique_ptr<Staging>>& pool() {
 struct Lease {
   std::unique_ptr<Staging> s;
   explicit Lease(size_t bytes) {
+    int device = 0;
+    APSP_CUDA_CHECK(cudaGetDevice(&device));  // the transfer's device (the caller's guard set it)
     {
       std::lock_guard<std::mutex> lock(pool_mutex);
       auto& p = pool();
       for (auto it = p.begin(); it != p.end(); ++it)
-        if ((*it)->bytes >= bytes) {
+        if ((*it)->bytes >= bytes && (*it)->device == device) {
           s = std::move(*it);
           p.erase(it);
           break;
@@ -60,6 +63,7 @@ struct Lease {
     if (!s) {
       s = std::make_unique<Staging>();
       s->bytes = bytes;
+      s->device = device;
       for (int b = 0; b < 2; ++b) {
         APSP_CUDA_CHECK(cudaHostAlloc(&s->chunk[b], bytes, cudaHostAllocPortable));
         APSP_CUDA_CHECK(cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming));
@@ -130,6 +134,15 @@ struct Chunks {
         st(*lease.s) {}
 };
 
+// Where a copy or a callback throws mid-transfer, the chunks' DMAs end before the staging set goes
+// back to the pool (declared after the Chunks, so it runs before their Lease's destructor).
+struct SyncOnThrow {
+  cudaStream_t s;
+  ~SyncOnThrow() {
+    if (std::uncaught_exceptions() > 0) (void)cudaStreamSynchronize(s);
+  }
+};
+
 }  // namespace
 
 void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
@@ -137,13 +150,7 @@ void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t
                             const std::function<void(int64_t)>& arrived) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   Chunks ch(n, host_ld, dev_ld, elem_size, std::max<int64_t>(1, align_rows));
-  // Where a copy or `arrived` throws, the chunks' DMAs end before they go back to the pool.
-  struct SyncOnThrow {
-    cudaStream_t s;
-    ~SyncOnThrow() {
-      if (std::uncaught_exceptions() > 0) (void)cudaStreamSynchronize(s);
-    }
-  } sync_on_throw{stream};
+  SyncOnThrow sync_on_throw{stream};
   const size_t row_bytes = ch.row_bytes;
   Staging& st = ch.st;
   const char* src = static_cast<const char*>(host);
@@ -173,6 +180,7 @@ void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, in
                      int elem_size, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   Chunks ch(n, host_ld, dev_ld, elem_size);
+  SyncOnThrow sync_on_throw{stream};
   const size_t row_bytes = ch.row_bytes;
   const int64_t rows_per = ch.rows_per;
   Staging& st = ch.st;
