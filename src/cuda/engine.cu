@@ -626,6 +626,16 @@ bool cluster_fits(int device) {
   return ok;
 }
 
+// Waits for the work queued on `s`, unless `s` is being captured into a graph (a wait would break
+// the capture); leaves no error behind. For cleanup after an exception.
+void finish_unless_capturing(cudaStream_t s) noexcept {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
+      capturing == cudaStreamCaptureStatusNone)
+    (void)cudaStreamSynchronize(s);
+  (void)cudaGetLastError();
+}
+
 // Per-call helper stream (high priority) and the two events of the look-ahead pipeline.
 struct Lookahead {
   cudaStream_t aux = nullptr;
@@ -640,12 +650,8 @@ struct Lookahead {
   ~Lookahead() {
     // On a normal exit the main stream has joined all aux work, and a stream or event with work
     // pending is released once that work completes. After an exception between rounds, wait so
-    // that nothing is left running (never while capturing a graph: that would break the capture).
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    if (aux && std::uncaught_exceptions() > 0 &&
-        cudaStreamIsCapturing(aux, &capturing) == cudaSuccess &&
-        capturing == cudaStreamCaptureStatusNone)
-      (void)cudaStreamSynchronize(aux);
+    // that nothing is left running.
+    if (aux && std::uncaught_exceptions() > 0) finish_unless_capturing(aux);
     if (aux) (void)cudaStreamDestroy(aux);
     if (aux_done) (void)cudaEventDestroy(aux_done);
     if (main_done) (void)cudaEventDestroy(main_done);
@@ -1569,16 +1575,11 @@ std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& p
                                          const Options& opt, int device, cudaStream_t stream) {
   // After an exception between launches (Ctrl-C or a progress callback that raised), what was
   // already enqueued ends before the error reaches the caller: no work is left writing the matrix
-  // (apsp.hpp). Not while the caller's stream is being captured: that would break the capture.
+  // (apsp.hpp).
   struct FinishOnThrow {
     cudaStream_t s;
     ~FinishOnThrow() {
-      if (std::uncaught_exceptions() == 0) return;
-      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-      if (cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
-          capturing == cudaStreamCaptureStatusNone)
-        (void)cudaStreamSynchronize(s);
-      (void)cudaGetLastError();
+      if (std::uncaught_exceptions() > 0) finish_unless_capturing(s);
     }
   } finish_on_throw{stream};
   std::vector<int64_t> negative;
