@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 from scipy.sparse.csgraph import floyd_warshall
@@ -35,6 +34,7 @@ from scipy.sparse.csgraph import floyd_warshall
 import apsp
 from apsp import _core
 from machine_facts import cpu_model
+from timing import wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
 # The project's targets at n = 1024 and 2048 on a 2-core machine (speedup over SciPy).
@@ -124,11 +124,7 @@ def main() -> int:
     floyd_warshall(random_graph(64, args.density, seed=64))  # SciPy's first call, untimed
     for n in args.sizes:
         w = random_graph(n, args.density, seed=n)
-        scipy_times = []
-        for _ in range(SCIPY_REPS):
-            t0 = time.perf_counter()
-            ref = floyd_warshall(w)
-            scipy_times.append(time.perf_counter() - t0)
+        scipy_times, ref = wall_times(lambda: floyd_warshall(w), SCIPY_REPS)
         t_scipy = statistics.median(scipy_times)
         row("scipy", "float64", n, t_scipy,
             f"scipy.sparse.csgraph.floyd_warshall, median of {SCIPY_REPS} after a warm-up call "
@@ -147,11 +143,7 @@ def main() -> int:
                 print(f"apsp {dtype} n={n} disagrees with SciPy at {tuple(bad)}: "
                       f"{got[tuple(bad)]} vs {ref[tuple(bad)]}", file=sys.stderr)
                 return 1
-            times = []
-            for _ in range(args.reps):
-                t0 = time.perf_counter()
-                apsp.solve(g, device="cpu")
-                times.append(time.perf_counter() - t0)
+            times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
             t = statistics.median(times)
             speedup = t_scipy / t
             target = TARGET.get(dtype)

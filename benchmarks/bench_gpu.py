@@ -24,6 +24,7 @@ import torch
 import apsp
 from apsp import _core
 from machine_facts import machine
+from timing import wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
 
@@ -81,16 +82,6 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
         end.synchronize()
         if rep:
             times.append(start.elapsed_time(end) * 1e-3)
-    return float(np.median(times))
-
-
-def wall_median(call, reps: int) -> float:
-    """Median host wall time (s) of `reps` calls: what a user of a host API waits."""
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
     return float(np.median(times))
 
 
@@ -367,12 +358,7 @@ def main() -> int:
         "the same with the whole upload before the rounds (APSP_CUDA_OVERLAP=0), calls taken in "
         "turn with the in-place rows above; " + spread, ceiling=False)
     del work
-    times = []
-    for rep in range(8):
-        t0 = time.perf_counter()
-        apsp.solve(host, device="cuda")
-        times.append(time.perf_counter() - t0)
-    secs, spread = median_of(times)
+    secs, spread = median_of(wall_times(lambda: apsp.solve(host, device="cuda"), 8)[0])
     add("apsp-solve-numpy", "int32", 10000, secs,
         "apsp.solve(numpy, device='cuda'): the public call, input left intact, new output array; "
         + spread, ceiling=False)
@@ -389,10 +375,11 @@ def main() -> int:
     floyd_warshall(random_graph(64, "float64").cpu().numpy())  # SciPy's first call, untimed
     for n in (256, 512):
         g = random_graph(n, "float64").cpu().numpy()
-        add("scipy", "float64", n, wall_median(lambda: floyd_warshall(g, directed=True), 5),
+        add("scipy", "float64", n, float(np.median(wall_times(lambda: floyd_warshall(g), 5)[0])),
             "scipy.sparse.csgraph.floyd_warshall, 1 core, median of 5", ceiling=False)
         apsp.solve(g, device="cuda")  # warm-up: the plan's first use
-        add("apsp-solve-numpy", "float64", n, wall_median(lambda: apsp.solve(g, device="cuda"), 20),
+        add("apsp-solve-numpy", "float64", n,
+            float(np.median(wall_times(lambda: apsp.solve(g, device="cuda"), 20)[0])),
             "apsp.solve(numpy, device='cuda') end to end (host wall time: copies, checks and "
             "the new output array included), median of 20", ceiling=False)
         add("apsp-gpu", "float64", n, time_device(torch.from_numpy(g).cuda(), 20, checks=True),

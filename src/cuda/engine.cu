@@ -1110,23 +1110,23 @@ cudaGraphExec_t capture_rounds(const GraphKey& key, const Job& job) {
   OwnStream cap(key.priority);
   cudaGraph_t graph = nullptr;
   APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
-  cudaError_t end = cudaSuccess;
+  // Ends the capture; on a failure (`ok` false) drops what was captured and clears the error.
+  auto end_capture = [&](bool ok) {
+    const cudaError_t end = cudaStreamEndCapture(cap.s, &graph);
+    if (ok && end == cudaSuccess) return end;
+    (void)cudaGetLastError();
+    if (graph) (void)cudaGraphDestroy(graph);
+    return end;
+  };
   try {
     enqueue_rounds<P>(job, cap.s, [](int64_t) {});
   } catch (...) {
-    end = cudaStreamEndCapture(cap.s, &graph);
-    (void)cudaGetLastError();
-    if (graph) (void)cudaGraphDestroy(graph);
-    if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
+    if (end_capture(false) == cudaErrorStreamCaptureInvalidated) return nullptr;
     throw;
   }
-  end = cudaStreamEndCapture(cap.s, &graph);
-  if (end != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (graph) (void)cudaGraphDestroy(graph);
-    if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
-    APSP_CUDA_CHECK(end);
-  }
+  const cudaError_t end = end_capture(true);
+  if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
+  APSP_CUDA_CHECK(end);
   // Each kernel node keeps the priority of the stream it was captured on (the look-ahead stream's
   // is the highest). Without this flag a graph runs every node at its launch stream's priority, and
   // the next round's pivot work waits until phase 3 has handed out all of its blocks (H100: 1.04-
