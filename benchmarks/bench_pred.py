@@ -1,11 +1,12 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
 with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
-1..99) puts every dtype on the tagged plan (engine.cu; floats with integer weights run it on their
-integer twin); the same int32 solve on the general plan (APSP_CUDA_TILES=pred32, impl
-apsp-gpu-pred32) and float32 with fractional weights (1..100: the argmin plan, impl
-apsp-gpu-pred-fractional, and the general plan forced, apsp-gpu-pred32-fractional), float64 alike,
-are timed too.
+1..99) puts int32, int64 and float32 on the tagged plan (engine.cu; float32 with integer weights
+runs it on its int32 twin) and float64 on the argmin plan (its own kernels, faster than the int64
+tagged plan, which APSP_CUDA_ARGMIN=0 times beside it: impl apsp-gpu-tagged); the same int32 solve
+on the general plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 with fractional
+weights (1..100: the argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
+apsp-gpu-pred32-fractional), float64 alike, are timed too.
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -19,7 +20,7 @@ import sys
 
 import torch
 
-from bench_gpu import fractional, random_graph, time_device
+from bench_gpu import env_set, fractional, random_graph, time_device
 from machine_facts import machine
 
 
@@ -32,26 +33,27 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = []
-    cases = (("int32", "integer", (None, "pred32")), ("float32", "integer", (None,)),
-             ("float32", "fractional", (None, "pred32")), ("int64", "integer", (None,)),
-             ("float64", "integer", (None,)), ("float64", "fractional", (None, "pred32")))
+    # Per case the plans timed: the engine's choice, and others by an environment switch.
+    chosen, general = ("pred", {}), ("pred32", {"APSP_CUDA_TILES": "pred32"})
+    tagged = ("tagged", {"APSP_CUDA_ARGMIN": "0"})
+    cases = (("int32", "integer", (chosen, general)), ("float32", "integer", (chosen,)),
+             ("float32", "fractional", (chosen, general)), ("int64", "integer", (chosen,)),
+             ("float64", "integer", (chosen, tagged)), ("float64", "fractional", (chosen, general)))
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
             orig = fractional(orig)
         base = time_device(orig, args.reps, checks=False)
-        for plan in plans:
-            if plan:
-                os.environ["APSP_CUDA_TILES"] = plan
-            try:
+        for name, env in plans:
+            with env_set(**env):
                 with_pred = time_device(orig, args.reps, checks=False, pred=True)
-            finally:
-                os.environ.pop("APSP_CUDA_TILES", None)
             ratio = with_pred / base
-            impl = "apsp-gpu-" + (plan or "pred") + ("-fractional" if weights == "fractional" else "")
-            note = (f"device time with predecessors{' on the general plan (' + plan + ')' if plan else ''}"
-                    f", {weights} weights, checks off: {ratio:.2f}x the same solve without "
-                    f"({base * 1e3:.1f} ms in this run; target <= 1.6x)")
+            impl = "apsp-gpu-" + name + ("-fractional" if weights == "fractional" else "")
+            how = {"pred": "", "pred32": " on the general plan (pred32)",
+                   "tagged": " on the int64 tagged plan (APSP_CUDA_ARGMIN=0)"}[name]
+            note = (f"device time with predecessors{how}, {weights} weights, checks off: "
+                    f"{ratio:.2f}x the same solve without ({base * 1e3:.1f} ms in this run; "
+                    f"target <= 1.6x)")
             results.append({"impl": impl, "dtype": dtype, "n": args.n, "seconds": with_pred,
                             "updates_per_s": float(args.n) ** 3 / with_pred,
                             "fraction_of_ceiling": None, "note": note, "ratio_to_without": ratio})

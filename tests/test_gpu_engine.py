@@ -7,6 +7,7 @@ by its own tier). Skips with the reason where no GPU is usable; fails under APSP
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 import numpy as np
@@ -193,15 +194,15 @@ def test_plan_by_size(n, plan, rng, capfd):
 
 # The round loops by size and by the dtype of the kernels that run (engine.cu: choose_tiles):
 # 64-wide rounds, then super-rounds of 2 pivot blocks from n = 2240 for 4-byte types, 1536 for
-# int64 kernels (float64 with integer weights runs its int64 twin) and 1920 for float64 kernels
-# (fractional weights), of 4 from 4864 (an integer host input that large is solved while it
+# int64 and 1920 for float64, whose integer weights no longer take the int64 kernels (slower than
+# float64's own since the thirty-seventh session), of 4 from 4864 (an integer host input that large is solved while it
 # arrives: the same plan). Each result equals the 64-wide round loop's forced on the same graph
 # (integers: the same sums and minima in another order; fractional float64: within rounding;
 # every plan against the CPU engine: test_every_plan_matches_cpu_engine).
 @pytest.mark.parametrize("dtype, n, fractional, plan", [
     (np.int32, 2239, False, "k64w"), (np.int32, 2240, False, "k64d"), (np.int32, 4863, False, "k64d"),
     (np.int32, 4864, False, "k64q"), (np.float32, 2240, True, "k64d"), (np.int64, 1535, False, "k64w"),
-    (np.int64, 1536, False, "k64d"), (np.float64, 1536, False, "k64d"), (np.float64, 1919, True, "k64w"),
+    (np.int64, 1536, False, "k64d"), (np.float64, 1536, False, "k64w"), (np.float64, 1919, True, "k64w"),
     (np.float64, 1920, True, "k64d")])
 def test_round_loop_by_size(dtype, n, fractional, plan, rng, capfd, monkeypatch):
     g = random_graph(n, dtype, rng, negative=False)
@@ -515,17 +516,33 @@ def test_positive_integer_predecessors(plan, n, dtype, rng, monkeypatch):
     assert_tight_predecessors(g, dist, pred)
 
 
-# Floats whose weights are all integers take the integer tagged plan on the same buffer (converted
-# in place and back, engine.cu): exact, so dist equals the CPU engine's bit for bit.
+# float32 graphs whose weights are all integers take the int32 tagged plan on the same buffer
+# (converted in place and back, engine.cu); float64 ones the argmin plan on their own kernels
+# (faster than the int64 tagged plan). Both exact, so dist equals the CPU engine's bit for bit.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [129, 300, 1000, 2101])
 def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
     g = random_graph(n, dtype, rng, negative=False)
     (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert plan == "tagged"
+    assert plan == ("tagged" if dtype == np.float32 else "argmin")
     want = cpu_solve(g)
     assert dist.dtype == want.dtype
     np.testing.assert_array_equal(dist, want)
+    assert_tight_predecessors(g, dist, pred)
+
+
+# Where the argmin plan is left out (its input backup does not fit in free memory; here
+# APSP_CUDA_ARGMIN=0, the same branch), float64 integer weights take the int64 tagged plan and
+# fractional ones (quarters: every sum exact, so bit for bit too) the general plan.
+@pytest.mark.parametrize("weights, want_plan", [("integer", "tagged"), ("fractional", "pred32")])
+def test_float64_predecessors_without_the_argmin_plan(weights, want_plan, rng, capfd, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_ARGMIN", "0")
+    g = random_graph(300, np.float64, rng, negative=False)
+    if weights == "fractional":
+        plus_fraction(g)
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert plan == want_plan
+    np.testing.assert_array_equal(dist, cpu_solve(g))
     assert_tight_predecessors(g, dist, pred)
 
 
@@ -574,21 +591,24 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
                     assert length == pytest.approx(float(dist[i, j]), rel=1e-5)
 
 
-# Float graphs whose weights are all positive integers (the input scan of a checked solve says so)
-# run the round loops of their integer twin on the same buffer, converted in place and back: every
-# sum is exact in both dtypes, so the results equal the CPU engine's bit for bit. Sizes: ragged
-# and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 2240) keeps its own
-# kernels with the min3 step where the GPU has it (sm_90: faster there, engine.cu), exact too.
+# float32 graphs whose weights are all positive integers (the input scan of a checked solve says
+# so) run the round loops of their int32 twin on the same buffer, converted in place and back:
+# every sum is exact in both dtypes, so the results equal the CPU engine's bit for bit. Sizes:
+# ragged and whole tiles, and both deeper round loops. float32 on super-rounds (n >= 2240) keeps
+# its own kernels with the min3 step where the GPU has it (sm_90: faster there, engine.cu), exact
+# too. float64 keeps its own kernels (faster than int64's, engine.cu: IntegerTwin), exact as well.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [257, 300, 1000, 4097])
-def test_integer_weighted_floats_run_integer_kernels(n, dtype, rng, capfd):
+def test_integer_weighted_floats_choose_their_kernels(n, dtype, rng, capfd):
     g = random_graph(n, dtype, rng, negative=False)
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     name = np.dtype(dtype).name
-    if name == "float32" and n >= 2240 and sm90():
+    if name == "float64":
+        assert re.search(rf"plan \w+, float64, n = {n}$", line), line
+    elif n >= 2240 and sm90():
         assert line.endswith(f"float32 with the 3-input min, n = {n}"), line
     else:
-        assert line.endswith(f"{name} on integer kernels, n = {n}"), line
+        assert line.endswith(f"float32 on integer kernels, n = {n}"), line
     want = cpu_solve(g)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)

@@ -110,8 +110,11 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
-// size on the same buffer (solve_on_stream): the tagged plan with predecessors, the round loops
-// without.
+// size on the same buffer (solve_on_stream): the tagged plan with predecessors, and for float32
+// the round loops without (float64's own round loops are faster than int64's: DADD, DSETP and two
+// selects against six integer instructions a step; H100, integer weights, checks on, float64 /
+// int64 kernels, ms: n = 512 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 /
+// 327.2; GPU_NOTES.md, thirty-seventh session).
 template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
@@ -254,21 +257,21 @@ Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool a
 }
 
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
-// where `twin` says every weight is an integer (solve_on_stream), or with the min3 step where
-// `min3` says float32 weights are all non-negative. The tagged plan of a float matrix is always its
-// twin's; the one-launch plans and pred32 always run on T itself.
+// where `twin` says every weight is an integer (solve_on_stream; float32 round loops only), or
+// with the min3 step where `min3` says float32 weights are all non-negative. The tagged plan of a
+// float matrix is always its twin's; the one-launch plans and pred32 always run on T itself.
 template <class T, Tiles K, class F>
 void with_plan(bool twin, bool min3, F&& f) {
   using I = typename IntegerTwin<T>::type;
   constexpr bool floats = std::is_floating_point_v<T>;
   if constexpr (floats && K == Tiles::tagged) {
     f(Plan<I, K>{});
-  } else if constexpr (floats && K != Tiles::small && K != Tiles::cluster && K != Tiles::pred32 &&
-                       K != Tiles::argmin) {
+  } else if constexpr (std::is_same_v<T, float> && K != Tiles::small && K != Tiles::cluster &&
+                       K != Tiles::pred32 && K != Tiles::argmin) {
     if (twin)
       f(Plan<I, K>{});
     else if (min3)
-      f(Plan<T, K, std::is_same_v<T, float>>{});  // float32 only (solve_on_stream)
+      f(Plan<T, K, true>{});
     else
       f(Plan<T, K>{});
   } else {
@@ -1447,9 +1450,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
     // Floats whose weights are all positive integers, every path length exact in the float type
-    // and within the integer twin's range, run the twin's kernels (the tagged plan with
-    // predecessors, the round loops without): the same results, since every sum is exact, and
-    // one instruction per min-plus step (VIADDMNMX) where float32 needs two.
+    // and within the integer twin's range, run the twin's kernels (float32: the tagged plan with
+    // predecessors and the round loops without; float64: the tagged plan where the argmin plan's
+    // backup does not fit): the same results, since every sum is exact, and one instruction per
+    // min-plus step (VIADDMNMX) where float32 needs two.
     if constexpr (std::is_integral_v<T>) {
       tagged_fits = tagged_candidate &&
                     positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
@@ -1461,14 +1465,23 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
         longest = std::min<int64_t>(longest, int64_t(1) << std::numeric_limits<T>::digits);
         return s.max_abs_float * double(n - 1) <= double(longest);
       };
-      tagged_fits = tagged_candidate && whole && within(Tags<I>::max_length);
-      twin_fits = !pred.data && whole && within(int64_t(Semiring<I>::inf()) - 1);
+      const bool tagged_exact = tagged_candidate && whole && within(Tags<I>::max_length);
+      twin_fits = std::is_same_v<T, float> && !pred.data && whole &&
+                  within(int64_t(Semiring<I>::inf()) - 1);
       // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
       // bits do), no NaN.
       min3_fits = std::is_same_v<T, float> && nonnegative && no_nan_or_neg_inf;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
-      // where the rest of the input's backup fits in free memory (else pred32).
-      argmin_fits = tagged_candidate && !tagged_fits && positive && no_nan_or_neg_inf;
+      // where the rest of the input's backup fits in free memory (else the tagged plan where its
+      // weights allow, else pred32). float32 integer weights take the tagged plan first; float64
+      // ones the argmin plan on float64's own kernels, faster than the tagged plan on int64's
+      // (H100, n = 10000, integer weights: 272 against 358 ms; GPU_NOTES.md, thirty-seventh
+      // session). With integer weights every sum is exact, so its check never fails.
+      // APSP_CUDA_ARGMIN=0 leaves the argmin plan out, as if its backup did not fit (benchmarks:
+      // both plans on the same graph; tests: that fallback).
+      constexpr bool argmin_first = std::is_same_v<T, double>;
+      argmin_fits = tagged_candidate && (argmin_first || !tagged_exact) && positive &&
+                    no_nan_or_neg_inf && !switched_off("APSP_CUDA_ARGMIN");
       const int64_t rest_rows = n - argmin_rows_in_hops<T>(n);
       if (argmin_fits && rest_rows > 0) {
         void* ptr = nullptr;
@@ -1482,6 +1495,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
           sc.rest = std::make_unique<AsyncBuffer>(ptr, stream);
         }
       }
+      tagged_fits = tagged_exact && !(argmin_first && argmin_fits);
     }
   }
 
