@@ -128,7 +128,8 @@ def check_all(predecessors: bool) -> int:
                     checked += 1
             if not predecessors:
                 continue
-            # positive integer weights: the tagged plan from n > 128 (floats on their integer twin)
+            # positive integer weights from n > 128: the tagged plan (float32 on its int32 twin),
+            # float64 the argmin plan
             a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
             if not np.array_equal(a[0], b[0]) or not predecessors_ok(pos, *a):
                 raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")

@@ -195,10 +195,10 @@ def test_plan_by_size(n, plan, rng, capfd):
 # The round loops by size and by the dtype of the kernels that run (engine.cu: choose_tiles):
 # 64-wide rounds, then super-rounds of 2 pivot blocks from n = 2240 for 4-byte types, 1536 for
 # int64 and 1920 for float64, whose integer weights no longer take the int64 kernels (slower than
-# float64's own since the thirty-seventh session), of 4 from 4864 (an integer host input that large is solved while it
-# arrives: the same plan). Each result equals the 64-wide round loop's forced on the same graph
-# (integers: the same sums and minima in another order; fractional float64: within rounding;
-# every plan against the CPU engine: test_every_plan_matches_cpu_engine).
+# float64's own since the thirty-seventh session), of 4 from 4864 (an integer host input that
+# large is solved while it arrives: the same plan). Each result equals the 64-wide round loop's
+# forced on the same graph (integers: the same sums and minima in another order; fractional
+# float64: within rounding; every plan against the CPU engine: test_every_plan_matches_cpu_engine).
 @pytest.mark.parametrize("dtype, n, fractional, plan", [
     (np.int32, 2239, False, "k64w"), (np.int32, 2240, False, "k64d"), (np.int32, 4863, False, "k64d"),
     (np.int32, 4864, False, "k64q"), (np.float32, 2240, True, "k64d"), (np.int64, 1535, False, "k64w"),

@@ -110,8 +110,8 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
-// size on the same buffer (solve_on_stream): the tagged plan with predecessors, and for float32
-// the round loops without (float64's own round loops are faster than int64's: DADD, DSETP and two
+// size on the same buffer (solve_on_stream): the tagged plan with predecessors (float64: where
+// the argmin plan's backup does not fit), and for float32 the round loops without (float64's own round loops are faster than int64's: DADD, DSETP and two
 // selects against six integer instructions a step; H100, integer weights, checks on, float64 /
 // int64 kernels, ms: n = 512 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 /
 // 327.2; GPU_NOTES.md, thirty-seventh session).
@@ -1475,7 +1475,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       // where the rest of the input's backup fits in free memory (else the tagged plan where its
       // weights allow, else pred32). float32 integer weights take the tagged plan first; float64
       // ones the argmin plan on float64's own kernels, faster than the tagged plan on int64's
-      // (H100, n = 10000, integer weights: 272 against 358 ms; GPU_NOTES.md, thirty-seventh
+      // (H100, n = 10000, integer weights: 257 against 358 ms; GPU_NOTES.md, thirty-seventh
       // session). With integer weights every sum is exact, so its check never fails.
       // APSP_CUDA_ARGMIN=0 leaves the argmin plan out, as if its backup did not fit (benchmarks:
       // both plans on the same graph; tests: that fallback).
