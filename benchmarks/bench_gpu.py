@@ -59,13 +59,13 @@ def runs_twin(dtype: str, n: int) -> bool:
 
 
 def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred: bool = False) -> float:
-    """Median device time (s) of one in-place solve on a copy of `orig`, by CUDA events (with
-    `pred`, predecessors into an int32 buffer too). Without checks a 0.5 ms spin kernel goes
-    first, so that the solve is queued before the GPU reaches the start event: the time is the
+    """Median device time (s) of one in-place solve on a copy of `orig` in its layout (a row-major
+    view keeps its leading dimension), by CUDA events (with `pred`, predecessors into an int32
+    buffer too). Without checks a 0.5 ms spin kernel goes first, so that the solve is queued before the GPU reaches the start event: the time is the
     GPU's, not the host's enqueue (bench_overhead.py measures that). With checks the solve's own
     host syncs are inside the timed region."""
     n = orig.shape[0]
-    work = orig.clone()
+    work = torch.empty_strided(orig.shape, orig.stride(), dtype=orig.dtype, device=orig.device)
     p = torch.empty((n, n), dtype=torch.int32, device=orig.device) if pred else None
     s = torch.cuda.current_stream()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -75,8 +75,8 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
         if not checks:
             torch.cuda._sleep(1_000_000)
         start.record(s)
-        _core.solve_device(work.data_ptr(), n, n, str(orig.dtype).removeprefix("torch."),
-                           p.data_ptr() if pred else 0, n if pred else 0, 0,
+        _core.solve_device(work.data_ptr(), n, work.stride(0),
+                           str(orig.dtype).removeprefix("torch."), p.data_ptr() if pred else 0, n if pred else 0, 0,
                            s.cuda_stream, True, False, checks, checks, progress)
         end.record(s)
         end.synchronize()
