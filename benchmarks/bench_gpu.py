@@ -167,6 +167,16 @@ def main() -> int:
                 + ("; integer weights, so the integer twin's kernels ran" if twin else "")
                 + ("; the min3 step, chosen by the input scan" if min3 else ""),
                 ceiling=not twin, step="float32-min3" if min3 else None)
+        if (dtype, n) == ("int32", 10000):
+            # The same graph in a host solve's working layout (engine.cu: working_ld): rows on
+            # 128-byte lines, ld = 10016. A contiguous 10000 x 10000 int32 tensor starts every
+            # other row 64 bytes into a line.
+            lines = torch.empty((n, 10016), dtype=orig.dtype, device=orig.device)[:, :n]
+            lines.copy_(orig)
+            add("apsp-gpu-aligned", dtype, n, time_device(lines, reps, checks=False),
+                "device time, checks off, on rows of 128-byte lines (ld = 10016: a host solve's "
+                "working matrix)")
+            del lines
         del orig
         torch.cuda.empty_cache()
 
@@ -432,6 +442,11 @@ def write_summary(doc: dict, path: str) -> None:
     f, s = frac("int32", 10000)
     if f is not None:
         target("int32 n=10000 <= 70 ms and >= 88% of peak", s <= 0.070 and f >= 0.88, f"{s * 1e3:.1f} ms, {f:.1%}")
+    r = pick(res, "apsp-gpu-aligned", "int32", 10000)
+    if r:
+        f, s = r["fraction_of_ceiling"], r["seconds"]
+        target("int32 n=10000 <= 70 ms and >= 88% of peak, on rows of 128-byte lines (a host "
+               "solve's layout)", s <= 0.070 and f >= 0.88, f"{s * 1e3:.1f} ms, {f:.1%}")
     for n in (16384, 32768):
         f, s = frac("int32", n)
         if f is not None:

@@ -417,6 +417,23 @@ def test_device_views_aligned_ld_ragged_n(torch, plan, n, dtype, rng, monkeypatc
     assert_same(gpu_device_solve(torch, g, pad=pad), cpu_solve(g))
 
 
+# The edge strips (kernels.cuh: edge_tile): a last tile row and column 1, 16, 17, 32 and 33 wide
+# (the quarter strip, its widest, the half strip, its widest, a whole tile), on 64-wide rounds and
+# super-rounds, from host arrays (rows on 128-byte lines) and from device views (ld a multiple of
+# 16 elements), with negative edges and without (float32: the min3 step).
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("width", [1, 16, 17, 32, 33])
+@pytest.mark.parametrize("plan", ["k64q", "k64w"])
+def test_edge_strips(torch, plan, width, dtype, rng, monkeypatch):
+    n = 5 * 64 + width
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    for negative in (True, False):
+        g = random_graph(n, dtype, rng, negative=negative)
+        want = cpu_solve(g)
+        assert_same(gpu_host_solve(g), want)
+        assert_same(gpu_device_solve(torch, g, pad=-n % 16), want)
+
+
 @pytest.mark.parametrize("n", [2, 64, 129, 700])
 def test_float64_matches_scipy(n, rng):
     from scipy.sparse.csgraph import csgraph_from_dense, floyd_warshall

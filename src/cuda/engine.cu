@@ -381,10 +381,13 @@ bool rows_aligned(const void* d, int64_t ld) {
   return reinterpret_cast<uintptr_t>(d) % 16 == 0 && ld % (16 / int(sizeof(T))) == 0;
 }
 
-// Leading dimension of a host solve's working matrix: its rows start on 16 bytes whatever n is,
-// so that the kernels' 16-byte copies apply (rows_aligned).
+// Leading dimension of a host solve's working matrix: its rows start on 128-byte lines whatever n
+// is, so that the kernels' 16-byte copies apply (rows_aligned) and no tile row straddles one more
+// line than it must. Rows on 16 bytes only (ld = 10000, int32: every other row 64 bytes into a
+// line) cost int32 n = 10000 1.2% (H100: 9984 x 9984 at 14.73 T updates/s, at ld = 10000 14.56;
+// GPU_NOTES.md, thirty-seventh session). A device array's layout is its caller's.
 int64_t working_ld(int64_t n, int elem_size) {
-  const int64_t v = 16 / elem_size;
+  const int64_t v = 128 / elem_size;
   return (n + v - 1) / v * v;
 }
 

@@ -816,7 +816,7 @@ struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
 };
 
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M,
-          bool Min3 = false>
+          bool Min3 = false, int H = K, int W = K>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                              int32_t* __restrict__ p, int64_t pld, int64_t k0,
                                              int kw, TileCoords tc, T* smem) {
@@ -826,7 +826,12 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   static_assert(!Argmin || (std::is_floating_point_v<T> && BK % ArgminGroup == 0),
                 "argmin tracking: floats, whole groups per chunk");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
-  constexpr int RY = Cfg::RY, RX = Cfg::RX, V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
+  constexpr int V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
+  // The threads cover the tile's first H rows and W columns (all of it, or an edge strip):
+  // thread (ty, tx) owns rows ty + RY*a, a < TR, and column groups (tx + RX*g)*V .. +V.
+  constexpr int RX = W / TN, RY = threads / RX, TR = H / RY;
+  static_assert(W % TN == 0 && threads % RX == 0 && H % RY == 0 && TR >= 1, "strip mapping");
+  static_assert((H == K && W == K) || Tr == Track::None, "edge strips: plain solves only");
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
   auto crow = [&](int64_t i) { return M == Mode::Any ? (i < n ? i : n - 1) : i; };
@@ -913,13 +918,13 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   unsigned char* group_of = reinterpret_cast<unsigned char*>(smem + STAGES * Cfg::STAGE_ELEMS) + tid;
   if constexpr (Argmin) {
 #pragma unroll
-    for (int e = 0; e < TM * TN; ++e) group_of[e * threads] = 255;
+    for (int e = 0; e < TR * TN; ++e) group_of[e * threads] = 255;
   }
 
-  T c[TM][TN];
-  T m[Argmin ? TM : 1][Argmin ? TN : 1];  // Argmin: the minimum of the current group's sums
+  T c[TR][TN];
+  T m[Argmin ? TR : 1][Argmin ? TN : 1];  // Argmin: the minimum of the current group's sums
 #pragma unroll
-  for (int a = 0; a < TM; ++a) {
+  for (int a = 0; a < TR; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
     const T* row = c_row(a);
 #pragma unroll
@@ -964,9 +969,9 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
     const T* Bs = As + Cfg::A_ELEMS;
 #pragma unroll
     for (int k4 = 0; k4 < BK; k4 += V) {
-      T av[TM][V];  // V consecutive k of each of the thread's rows: one 16-byte load per row
+      T av[TR][V];  // V consecutive k of each of the thread's rows: one 16-byte load per row
 #pragma unroll
-      for (int a = 0; a < TM; ++a) {
+      for (int a = 0; a < TR; ++a) {
         const uint4 u = *reinterpret_cast<const uint4*>(As + (ty + RY * a) * Cfg::A_LD + k4);
         const T* uv = reinterpret_cast<const T*>(&u);
 #pragma unroll
@@ -990,7 +995,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
           }
         }
 #pragma unroll
-        for (int a = 0; a < TM; ++a)
+        for (int a = 0; a < TR; ++a)
 #pragma unroll
           for (int b = 0; b < TN; ++b) {
             if constexpr (Min3 && Argmin) {  // the group's minimum, two sums at a time
@@ -1016,7 +1021,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
         if ((k4 + V) % ArgminGroup == 0) {  // the group's last pivot: fold it into C
           const unsigned char q = (unsigned char)((chunk * BK + k4) / ArgminGroup);
 #pragma unroll
-          for (int a = 0; a < TM; ++a)
+          for (int a = 0; a < TR; ++a)
 #pragma unroll
             for (int b = 0; b < TN; ++b)
               if (m[a][b] < c[a][b]) {
@@ -1035,10 +1040,10 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   // The winner is the first k of the last improving group whose sum is the group's minimum, which
   // is the result (min returns one of its operands; the same FADD recomputes the sums).
   if constexpr (Argmin) {
-    static_assert(TM * TN <= 32, "one bit per element");
+    static_assert(TR * TN <= 32, "one bit per element");
     unsigned todo = 0;
 #pragma unroll
-    for (int e = 0; e < TM * TN; ++e) {
+    for (int e = 0; e < TR * TN; ++e) {
       const int a = e / TN, b = e % TN;
       const bool inside = M == Mode::Interior || (tc.i0 + ty + RY * a < n &&
                                                   tc.j0 + (tx + RX * (b / V)) * V + b % V < n);
@@ -1069,7 +1074,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 
 #pragma unroll
-  for (int a = 0; a < TM; ++a) {
+  for (int a = 0; a < TR; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
     if (M != Mode::Interior && gi >= n) continue;
     T* row = M == Mode::Any ? d + gi * ld : c_row(a);
@@ -1106,6 +1111,33 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 }
 
+// A tile that the matrix's edge cuts (or a ragged k range): the threads take only the strip of it
+// inside the matrix where that is at most half of it, rows or columns, so that the edge tiles of
+// an n that K does not divide (two of every K + 1 tile rows at n = 10000) cost a quarter or half
+// of a whole tile, not all of it. The copies still fill whole tiles (zeros outside the matrix).
+template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
+__device__ __forceinline__ void edge_tile(T* __restrict__ d, int64_t n, int64_t ld,
+                                          int32_t* __restrict__ p, int64_t pld, int64_t k0, int kw,
+                                          TileCoords tc, T* smem) {
+  constexpr Mode E = Mode::Edge;
+  if constexpr (Tr == Track::None) {
+    const int64_t rows = n - tc.i0, cols = n - tc.j0;
+    if (rows >= K && cols <= K / 4)
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 4>(d, n, ld, p, pld,
+                                                                                k0, kw, tc, smem);
+    if (cols >= K && rows <= K / 4)
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 4, K>(d, n, ld, p, pld,
+                                                                                k0, kw, tc, smem);
+    if (rows >= K && cols <= K / 2)
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 2>(d, n, ld, p, pld,
+                                                                                k0, kw, tc, smem);
+    if (cols >= K && rows <= K / 2)
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 2, K>(d, n, ld, p, pld,
+                                                                                k0, kw, tc, smem);
+  }
+  minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3>(d, n, ld, p, pld, k0, kw, tc, smem);
+}
+
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
 // predecessors when Tr tracks the winning pivot, else unused.
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
@@ -1122,8 +1154,7 @@ __device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n
     minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior, Min3>(d, n, ld, p, pld, k0, kw,
                                                                            tc, smem);
   else
-    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge, Min3>(d, n, ld, p, pld, k0, kw, tc,
-                                                                       smem);
+    edge_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Min3>(d, n, ld, p, pld, k0, kw, tc, smem);
 }
 
 // Min3: the min3 step, unless `below_zero` points at a non-zero flag (rules_kernel found a value
