@@ -276,6 +276,24 @@ def main() -> int:
             f"{without * 1e6:.1f} us), {loop / auto:.2f}x faster than the round loop forced "
             f"(APSP_CUDA_TILES=k64w: {loop * 1e6:.1f} us)")
 
+    # ---- interior tiles: TMA copies against cp.async ----------------------------------------------
+    # On sm_90 the min-plus kernel's interior tiles take their A and B chunks by TMA (kernels.cuh:
+    # Mode::Bulk); APSP_CUDA_TMA=0 keeps the threads' 16-byte cp.async copies, on the same graph.
+    # int32 n = 10000 in both layouts: its rows 64 bytes into a 128-byte line every other row
+    # (ld = n) and on lines (ld = 10016).
+    for dtype, n, ld, reps in (("int32", 10000, 10000, 3), ("int32", 10000, 10016, 3),
+                               ("int32", 4096, 4096, 5), ("float64", 10000, 10000, 2)):
+        orig = random_graph(n, dtype)
+        if ld != n:
+            orig = torch.empty((n, ld), dtype=orig.dtype, device=orig.device)[:, :n].copy_(orig)
+        on = time_with_env(orig, reps, False)
+        off = time_with_env(orig, reps, False, APSP_CUDA_TMA="0")
+        add("apsp-gpu-tma", dtype, n, on,
+            f"checks off, ld = {ld}: interior tiles by TMA copies, {off / on:.3f}x faster than by "
+            f"cp.async on the same graph (APSP_CUDA_TMA=0: {off * 1e3:.2f} ms)")
+        del orig
+        torch.cuda.empty_cache()
+
     # ---- 64-wide rounds: programmatic dependent launch on the critical chain ----------------------
     # 4-byte types launch the next round's pivot work with programmatic dependent launch (engine.cu:
     # tuned_chain); APSP_CUDA_PDL=0 launches without it, on the same graph. The round loop forced

@@ -434,6 +434,20 @@ def test_edge_strips(torch, plan, width, dtype, rng, monkeypatch):
         assert_same(gpu_device_solve(torch, g, pad=-n % 16), want)
 
 
+# Interior tiles take TMA copies on sm_90 (kernels.cuh: Mode::Bulk); APSP_CUDA_TMA=0 keeps the
+# cp.async copies, which GPUs before sm_90 always run: both on the same graphs, host and device.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("plan", ["k64q", "k64w"])
+def test_interior_tiles_without_tma(torch, plan, dtype, rng, monkeypatch):
+    n = 600
+    g = random_graph(n, dtype, rng)
+    want = cpu_solve(g)
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    monkeypatch.setenv("APSP_CUDA_TMA", "0")
+    assert_same(gpu_host_solve(g), want)
+    assert_same(gpu_device_solve(torch, g, pad=8), want)
+
+
 @pytest.mark.parametrize("n", [2, 64, 129, 700])
 def test_float64_matches_scipy(n, rng):
     from scipy.sparse.csgraph import csgraph_from_dense, floyd_warshall

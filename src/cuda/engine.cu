@@ -7,7 +7,9 @@
 // entry points of apsp.hpp.
 // Kernels live in kernels.cuh, small.cuh, cluster.cuh, flow.cuh and tagged.cuh, host staging in
 // staging.cpp.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <algorithm>
 #include <atomic>
@@ -420,6 +422,7 @@ struct Job {
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
+  bool tma = false;  // TMA copies for the min-plus kernel's interior tiles (gemm_maps)
   bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
   int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
   bool flow_extra = false;  // and its workers on the SMs its clusters leave free (flow_extra)
@@ -462,17 +465,73 @@ struct has_gemm : std::false_type {};
 template <class P>
 struct has_gemm<P, std::void_t<typename P::G>> : std::true_type {};
 
+// cuTensorMapEncodeTiled, from the driver through the runtime's entry point (the runtime is
+// linked statically, the driver is not); null where the driver lacks it. Looked up once.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      f = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+template <class T>
+constexpr CUtensorMapDataType tensor_map_type() {
+  if constexpr (std::is_same_v<T, float>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  else if constexpr (std::is_same_v<T, double>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  else if constexpr (sizeof(T) == 4) return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  else return CU_TENSOR_MAP_DATA_TYPE_INT64;
+}
+
+// The TMA descriptors of the matrix for plan P's min-plus kernel (kernels.cuh: GemmMaps, the
+// Bulk copies of interior tiles): where job.tma (sm_90, APSP_CUDA_TMA not 0) and the rows start
+// on 16 bytes (`aligned`, as TMA requires of the base and the row pitch). Otherwise, or where the
+// driver cannot encode them, not valid: the kernel's cp.async copies.
+template <class P>
+GemmMaps gemm_maps(const Job& job, bool aligned) {
+  GemmMaps maps{};
+  maps.valid = 0;
+  if constexpr (has_gemm<P>::value) {
+    using T = typename P::type;
+    using G = typename P::G;
+    constexpr int K = P::K;
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = job.tma && aligned ? tensor_map_encoder()
+                                                                        : nullptr;
+    if (!encode || job.n > INT32_MAX) return maps;  // TMA coordinates are 32-bit
+    const cuuint64_t dims[2] = {cuuint64_t(job.n), cuuint64_t(job.n)};
+    const cuuint64_t pitch[1] = {cuuint64_t(job.ld) * sizeof(T)};
+    const cuuint32_t box_a[2] = {cuuint32_t(G::k_chunk), cuuint32_t(K)};  // BK columns, K rows
+    const cuuint32_t box_b[2] = {cuuint32_t(K), cuuint32_t(G::k_chunk)};  // K columns, BK rows
+    const cuuint32_t unit[2] = {1, 1};
+    auto encode_box = [&](CUtensorMap* m, const cuuint32_t* box) {
+      return encode(m, tensor_map_type<T>(), 2, job.d, dims, pitch, box, unit,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    };
+    maps.valid = encode_box(&maps.a, box_a) == CUDA_SUCCESS && encode_box(&maps.b, box_b) ==
+                 CUDA_SUCCESS;
+  }
+  return maps;
+}
+
 // One launch of plan P's min-plus kernel over a tile set, k range [k0, k0 + kw) (the predecessor
 // plans: their phase 3, with job.p; the others: with the min3 flag job.below_zero, or null).
 template <class P, class L>
 void launch_gemm(const Job& job, cudaStream_t s, bool pdl, const L& l, int64_t k0, int kw,
-                 bool aligned) {
+                 bool aligned, const GemmMaps& maps) {
   if constexpr (has_gemm<P>::value) {
     using G = typename P::G;
     if (l.grid.x == 0 || l.grid.y == 0) return;
     launch("minplus_kernel", P::gemm, l.grid, G::threads, G::smem_bytes, s, pdl,
            static_cast<typename P::type*>(job.d), job.n, job.ld, job.p, job.pld, l.ts, k0, kw,
-           aligned, job.below_zero);
+           aligned, job.below_zero, maps);
   }
 }
 
@@ -895,8 +954,9 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   }();
   auto pdl_on = [&](cudaStream_t s) { return chain_pdl && job.pdl && s != stream; };
   // One launch of the plan's min-plus kernel over a tile set, k range [k0, k0 + kw).
+  const GemmMaps maps = gemm_maps<P>(job, aligned);
   auto gemm = [&](cudaStream_t s, const Launch& l, int64_t k0, int kw) {
-    launch_gemm<P>(job, s, pdl_on(s), l, k0, kw, aligned);
+    launch_gemm<P>(job, s, pdl_on(s), l, k0, kw, aligned, maps);
   };
   if constexpr (P::pred) {
     // One launch of the 32-wide predecessor kernel over a tile set with round r.
@@ -1539,6 +1599,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // Programmatic dependent launch in the round loop and the flow plan; APSP_CUDA_PDL=0 launches
   // without it (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
+  // TMA copies for the round loops' interior tiles; APSP_CUDA_TMA=0 keeps cp.async (benchmarks).
+  job.tma = hopper && !switched_off("APSP_CUDA_TMA");
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);
     job.flow_extra = flow_extra(n) && job.pdl && flow_shape.extra > 0;
@@ -1698,6 +1760,7 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
       prepare_kernels<P>(device);
       Job job{dev.data, n, ld, nullptr, 0};
       job.pdl = sm90(device) && !switched_off("APSP_CUDA_PDL");
+      job.tma = sm90(device) && !switched_off("APSP_CUDA_TMA");
       // progress=True: rounds counted as tile rows x rounds done over nb (the rows of a round
       // arrive in parts).
       int64_t row_rounds = 0, reported = 0;

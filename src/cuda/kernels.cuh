@@ -1,11 +1,12 @@
 // CUDA engine kernels, templated on the dtype T and the tile shape. Every update goes through
 // Semiring<T>::relax / relax_pred (src/core/semiring.hpp). No padding copies: ragged tiles and any
-// leading dimension are handled here (zero-filled 16-byte copies where the matrix is aligned,
-// clamped indices elsewhere: a duplicated row, column or pivot is harmless, min-plus is
-// idempotent) and by guarding stores. Not for: dispatch or the round loop
-// (engine.cu), host staging.
+// leading dimension are handled here (TMA copies of interior tiles and zero-filled 16-byte copies
+// of edge tiles where the matrix is aligned, clamped indices elsewhere: a duplicated row, column
+// or pivot is harmless, min-plus is idempotent) and by guarding stores. Not for: dispatch or the
+// round loop (engine.cu), host staging.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -754,20 +755,23 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // GEMM-shaped min-plus kernel: block tile K x K, thread tile TM x TN, k chunks of BK staged in
-// shared memory by cp.async (STAGES deep). A is kept m-major, rows padded by one 16-byte vector,
-// and read V k-steps at a time as 16-byte vectors (two distinct rows per warp: conflict-free); B
-// is k-major and read as 16-byte vectors. Thread (ty, tx) owns rows ty + RY*a and column groups
-// (tx + RX*g)*V .. +V.
+// shared memory by cp.async or TMA (STAGES deep). A is kept m-major, rows padded by one 16-byte
+// vector (dense under TMA), and read V k-steps at a time as 16-byte vectors (two distinct rows
+// per warp: conflict-free where padded); B is k-major and read as 16-byte vectors. Thread
+// (ty, tx) owns rows ty + RY*a and column groups (tx + RX*g)*V .. +V.
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
   static constexpr int threads = RY * RX;
+  static constexpr int k_chunk = BK;
   static constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte vector
   static constexpr int G = TN / V;                // vector groups per thread
   static constexpr int A_LD = BK + V;
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
   static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
-  static constexpr size_t smem_bytes = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
+  // The stages, then one mbarrier a stage (Mode::Bulk; ArgminGemm's group bytes overlap them).
+  static constexpr size_t bars_offset = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
+  static constexpr size_t smem_bytes = bars_offset + 8 * STAGES;
   static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
   static_assert(TN % V == 0, "TN must be a multiple of the 16-byte vector width");
   static_assert((K * BK) % threads == 0 && (K * BK / V) % threads == 0, "chunk must split evenly");
@@ -783,7 +787,56 @@ struct Gemm {
 //             then set to INF, so those k change nothing).
 //   Any:      any leading dimension: 1-element copies with clamped indices (a duplicated row,
 //             column or pivot is harmless: min-plus is idempotent), guarded stores.
-enum class Mode { Interior, Edge, Any };
+//   Bulk:     as Interior, but each chunk of A and of B is one TMA copy (cp.async.bulk.tensor,
+//             GemmMaps) issued by thread 0 and counted on the stage's mbarrier (sm_90). The
+//             copies leave the threads' load pipeline and their address math, and rows that
+//             straddle 128-byte lines no longer cost more. H100, int32, ms, cp.async / TMA:
+//             n = 10000 at ld = 10000 68.7 / 66.1, at ld = 10016 67.6 / 66.0; 16384 290.0 /
+//             280.7; float64 10000 200.7 / 197.8 (GPU_NOTES.md, thirty-eighth session).
+enum class Mode { Interior, Edge, Any, Bulk };
+
+// The two TMA descriptors of a matrix for the Bulk copies (engine.cu: gemm_maps): A boxes of BK
+// columns by K rows, B boxes of K columns by BK rows, each landing dense in its stage. `valid`
+// false: no Bulk copies.
+struct GemmMaps {
+  CUtensorMap a, b;
+  int valid;
+};
+
+// mbarrier and TMA primitives (sm_90; shared-memory operands as 32-bit shared addresses).
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// Makes the initialised mbarriers visible to the TMA unit (the async proxy).
+__device__ __forceinline__ void mbar_init_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::
+                   : "memory");
+#endif
+}
+// The box of `map` at (column x, row y) to shared memory at dst, completing on mbarrier bar.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int x, int y,
+                                            unsigned bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+#endif
+}
 
 // Which pivot won each element, for the predecessors p[i][j] = "as in pivot row k" (kViaPivot + k,
 // resolved after the rounds by resolve_kernel; k = k0 + kk) written before a result is stored:
@@ -812,14 +865,15 @@ struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
   static_assert(depth <= 255, "group numbers, then pivots, fit a byte; 255 = none");
   static constexpr size_t group_bytes = size_t(K) * K;
   static constexpr size_t smem_bytes =
-      Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
+      Gemm<T, K, TM, TN, BK, STAGES, MINB>::bars_offset + group_bytes;
 };
 
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M,
           bool Min3 = false, int H = K, int W = K>
 __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                              int32_t* __restrict__ p, int64_t pld, int64_t k0,
-                                             int kw, TileCoords tc, T* smem) {
+                                             int kw, TileCoords tc, T* smem,
+                                             const GemmMaps& maps) {
   constexpr bool Tagged = Tr == Track::Tags, Argmin = Tr == Track::Argmin;
   static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
   static_assert(!Min3 || (std::is_same_v<T, float> && Tr != Track::Tags), "min3: float32 only");
@@ -832,6 +886,10 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   constexpr int RX = W / TN, RY = threads / RX, TR = H / RY;
   static_assert(W % TN == 0 && threads % RX == 0 && H % RY == 0 && TR >= 1, "strip mapping");
   static_assert((H == K && W == K) || Tr == Track::None, "edge strips: plain solves only");
+  constexpr bool Inside = M == Mode::Interior || M == Mode::Bulk;  // no bounds anywhere
+  // A's row pitch in shared memory: padded by one vector (conflict-free reads of two rows a
+  // warp), but dense where a TMA box lands (two rows a warp then take two wavefronts).
+  constexpr int A_LD = M == Mode::Bulk ? BK : Cfg::A_LD;
   const int tid = threadIdx.x;
   const int tx = tid % RX, ty = tid / RX;
   auto crow = [&](int64_t i) { return M == Mode::Any ? (i < n ? i : n - 1) : i; };
@@ -848,6 +906,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   const char* b_src = reinterpret_cast<const char*>(d + (k0 + ut / BV) * ld + tc.j0 + (ut % BV) * V);
   const unsigned row_bytes = unsigned(ld) * unsigned(sizeof(T));
   const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const unsigned bars = smem_base + unsigned(Cfg::bars_offset);  // Bulk: one mbarrier a stage
   const unsigned a_slot = smem_base + ((ut / AV) * Cfg::A_LD + (ut % AV) * V) * unsigned(sizeof(T));
   const unsigned b_slot = smem_base + (Cfg::A_ELEMS + (ut / BV) * K + (ut % BV) * V) * unsigned(sizeof(T));
 
@@ -855,7 +914,16 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
     T* As = smem + stage * Cfg::STAGE_ELEMS;
     T* Bs = As + Cfg::A_ELEMS;
     const int kc = chunk * BK;
-    if constexpr (M == Mode::Interior) {
+    if constexpr (M == Mode::Bulk) {
+      if (tid == 0) {
+        const unsigned stage_at = smem_base + unsigned(stage) * unsigned(Cfg::STAGE_ELEMS * sizeof(T));
+        const unsigned bar = bars + 8 * unsigned(stage);
+        mbar_expect_tx(bar, unsigned(2 * K * BK * sizeof(T)));
+        tma_load_2d(stage_at, &maps.a, int(k0 + kc), int(tc.i0), bar);
+        tma_load_2d(stage_at + unsigned(Cfg::A_ELEMS * sizeof(T)), &maps.b, int(tc.j0),
+                    int(k0 + kc), bar);
+      }
+    } else if constexpr (M == Mode::Interior) {
       const unsigned stage_bytes = unsigned(stage) * unsigned(Cfg::STAGE_ELEMS * sizeof(T));
       const char* a = a_src + uint64_t(unsigned(kc)) * sizeof(T);
       const char* b = b_src + uint64_t(unsigned(kc)) * row_bytes;
@@ -901,6 +969,14 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   };
 
   const int chunks = (kw + BK - 1) / BK;
+  if constexpr (M == Mode::Bulk) {
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, 1);
+      mbar_init_fence();
+    }
+    __syncthreads();
+  }
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < chunks) load_chunk(s, s);
@@ -930,7 +1006,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int64_t gj = tc.j0 + (tx + RX * g) * V;
-      if constexpr (M == Mode::Interior) {
+      if constexpr (Inside) {
         *reinterpret_cast<uint4*>(&c[a][g * V]) = *reinterpret_cast<const uint4*>(row + gj);
       } else if constexpr (M == Mode::Edge) {
         // Rows and columns outside the matrix are never stored: any value will do.
@@ -948,7 +1024,10 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   }
 
   for (int chunk = 0; chunk < chunks; ++chunk) {
-    cp_async_wait<STAGES - 2>();
+    if constexpr (M == Mode::Bulk)
+      mbar_wait(bars + 8 * unsigned(chunk % STAGES), unsigned(chunk / STAGES) & 1);
+    else
+      cp_async_wait<STAGES - 2>();
     __syncthreads();  // chunk's stage is visible; everyone is done with the stage refilled next
     if constexpr (M == Mode::Edge) {
       const int klim = kw - chunk * BK;
@@ -972,7 +1051,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
       T av[TR][V];  // V consecutive k of each of the thread's rows: one 16-byte load per row
 #pragma unroll
       for (int a = 0; a < TR; ++a) {
-        const uint4 u = *reinterpret_cast<const uint4*>(As + (ty + RY * a) * Cfg::A_LD + k4);
+        const uint4 u = *reinterpret_cast<const uint4*>(As + (ty + RY * a) * A_LD + k4);
         const T* uv = reinterpret_cast<const T*>(&u);
 #pragma unroll
         for (int v = 0; v < V; ++v) av[a][v] = uv[v];
@@ -1045,7 +1124,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
     for (int e = 0; e < TR * TN; ++e) {
       const int a = e / TN, b = e % TN;
-      const bool inside = M == Mode::Interior || (tc.i0 + ty + RY * a < n &&
+      const bool inside = Inside || (tc.i0 + ty + RY * a < n &&
                                                   tc.j0 + (tx + RX * (b / V)) * V + b % V < n);
       if (inside && group_of[e * threads] != 255) todo |= 1u << e;
     }
@@ -1076,7 +1155,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
   for (int a = 0; a < TR; ++a) {
     const int64_t gi = tc.i0 + ty + RY * a;
-    if (M != Mode::Interior && gi >= n) continue;
+    if (!Inside && gi >= n) continue;
     T* row = M == Mode::Any ? d + gi * ld : c_row(a);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -1085,7 +1164,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const T t = c[a][g * V + v] & Tags<T>::mask;
-          if (t && (M == Mode::Interior || gj + v < n))  // resolved after the rounds
+          if (t && (Inside || gj + v < n))  // resolved after the rounds
             p[gi * pld + gj + v] = kViaPivot + int32_t(k0 + t - 1);
           c[a][g * V + v] -= t;
         }
@@ -1094,11 +1173,11 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const int kk = group_of[(a * TN + g * V + v) * threads];
-          if (kk != 255 && (M == Mode::Interior || gj + v < n))
+          if (kk != 255 && (Inside || gj + v < n))
             p[gi * pld + gj + v] = kViaPivot + int32_t(k0 + ck(kk));
         }
       }
-      if constexpr (M == Mode::Interior) {
+      if constexpr (Inside) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
       } else if (M == Mode::Edge && gj + V <= n) {
         *reinterpret_cast<uint4*>(row + gj) = *reinterpret_cast<const uint4*>(&c[a][g * V]);
@@ -1118,43 +1197,56 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
 __device__ __forceinline__ void edge_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                           int32_t* __restrict__ p, int64_t pld, int64_t k0, int kw,
-                                          TileCoords tc, T* smem) {
+                                          TileCoords tc, T* smem, const GemmMaps& maps) {
   constexpr Mode E = Mode::Edge;
   if constexpr (Tr == Track::None) {
     const int64_t rows = n - tc.i0, cols = n - tc.j0;
     if (rows >= K && cols <= K / 4)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 4>(d, n, ld, p, pld,
-                                                                                k0, kw, tc, smem);
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 4>(
+          d, n, ld, p, pld, k0, kw, tc, smem, maps);
     if (cols >= K && rows <= K / 4)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 4, K>(d, n, ld, p, pld,
-                                                                                k0, kw, tc, smem);
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 4, K>(
+          d, n, ld, p, pld, k0, kw, tc, smem, maps);
     if (rows >= K && cols <= K / 2)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 2>(d, n, ld, p, pld,
-                                                                                k0, kw, tc, smem);
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 2>(
+          d, n, ld, p, pld, k0, kw, tc, smem, maps);
     if (cols >= K && rows <= K / 2)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 2, K>(d, n, ld, p, pld,
-                                                                                k0, kw, tc, smem);
+      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 2, K>(
+          d, n, ld, p, pld, k0, kw, tc, smem, maps);
   }
-  minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3>(d, n, ld, p, pld, k0, kw, tc, smem);
+  minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3>(d, n, ld, p, pld, k0, kw, tc, smem,
+                                                            maps);
 }
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
-// predecessors when Tr tracks the winning pivot, else unused.
+// predecessors when Tr tracks the winning pivot, else unused. Interior tiles of plain solves take
+// the TMA copies where `maps` are valid (sm_90, aligned rows: engine.cu's gemm_maps).
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
 __device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n, int64_t ld,
                                                     int32_t* __restrict__ p, int64_t pld,
-                                                    TileSet ts, int64_t k0, int kw, bool aligned) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
+                                                    TileSet ts, int64_t k0, int kw, bool aligned,
+                                                    const GemmMaps& maps) {
+  extern __shared__ __align__(128) unsigned char gemm_smem[];  // TMA boxes land on 128 bytes
+  T* smem = reinterpret_cast<T*>(gemm_smem);
   const TileCoords tc = tile_coords(ts, K);
-  if (!aligned)
+  if (!aligned) {
     minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Any, Min3>(d, n, ld, p, pld, k0, kw, tc,
-                                                                     smem);
-  else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n)
+                                                                     smem, maps);
+  } else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (Tr == Track::None) {
+      if (maps.valid) {
+        minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Bulk, Min3>(d, n, ld, p, pld, k0, kw,
+                                                                           tc, smem, maps);
+        return;
+      }
+    }
+#endif
     minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior, Min3>(d, n, ld, p, pld, k0, kw,
-                                                                           tc, smem);
-  else
-    edge_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Min3>(d, n, ld, p, pld, k0, kw, tc, smem);
+                                                                           tc, smem, maps);
+  } else {
+    edge_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Min3>(d, n, ld, p, pld, k0, kw, tc, smem, maps);
+  }
 }
 
 // Min3: the min3 step, unless `below_zero` points at a non-zero flag (rules_kernel found a value
@@ -1162,17 +1254,18 @@ __device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3 = false>
 __global__ void __launch_bounds__(Gemm<T, K, TM, TN, BK, STAGES, MINB>::threads, MINB)
     minplus_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p, int64_t pld,
-                   TileSet ts, int64_t k0, int kw, bool aligned, const unsigned* below_zero) {
+                   TileSet ts, int64_t k0, int kw, bool aligned, const unsigned* below_zero,
+                   const __grid_constant__ GemmMaps maps) {
   wait_for_previous_grid();
   if constexpr (Min3) {
     if (below_zero && *below_zero) {
       minplus_kernel_body<T, K, TM, TN, BK, STAGES, MINB, Tr, false>(d, n, ld, p, pld, ts, k0, kw,
-                                                                     aligned);
+                                                                     aligned, maps);
       return;
     }
   }
   minplus_kernel_body<T, K, TM, TN, BK, STAGES, MINB, Tr, Min3>(d, n, ld, p, pld, ts, k0, kw,
-                                                                aligned);
+                                                                aligned, maps);
 }
 
 // ---- phases 1 and 2 in one launch (k64w rounds) ---------------------------------------------------
