@@ -1149,10 +1149,11 @@ struct GraphKey {
   int dtype, tiles;  // the dtype of the kernels in the graph (a float matrix may run its twin's)
   bool min3;         // the kernels' min-plus step (Plan)
   bool pdl;          // Job::pdl
+  bool tma;          // Job::tma (the graph's min-plus launches carry the TMA descriptors or not)
   int priority;      // the launch stream's: the main stream's nodes keep it (capture_rounds)
   bool operator==(const GraphKey& o) const {
-    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, priority) ==
-           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl,
+    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, tma, priority) ==
+           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl, o.tma,
                     o.priority);
   }
 };
@@ -1329,7 +1330,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       int priority = 0;
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
-                         int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, priority};
+                         int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, job.tma,
+                         priority};
       if (!launch_rounds_graph<P>(key, job, stream)) {
         if (std::getenv("APSP_CUDA_TRACE"))
           std::fprintf(stderr, "apsp cuda: graph capture invalidated by another thread's device "
