@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import torch  # noqa: E402
-from bench_gpu import random_graph, time_with_env  # noqa: E402
+from bench_gpu import random_graph, time_with_env, with_leading_dimension  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("specs", nargs="+")
@@ -22,9 +22,7 @@ for spec in args.specs:
     head, _, ld = spec.partition("@")
     dtype, n, *plan = head.split(":")
     n = int(n)
-    g = random_graph(n, dtype)
-    if ld:  # the same graph in a view of an n x ld buffer
-        g = torch.empty((n, int(ld)), dtype=g.dtype, device=g.device)[:, :n].copy_(g)
+    g = with_leading_dimension(random_graph(n, dtype), int(ld) if ld else n)
     env = {"APSP_CUDA_TILES": plan[0]} if plan else {}
     s = min(time_with_env(g, args.reps, args.checks, **env) for _ in range(args.best))
     print(f"{spec:24s} {s * 1e3:10.3f} ms {n ** 3 / s / 1e12:7.3f} T", flush=True)

@@ -113,10 +113,11 @@ struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
 // size on the same buffer (solve_on_stream): the tagged plan with predecessors (float64: where
-// the argmin plan's backup does not fit), and for float32 the round loops without (float64's own round loops are faster than int64's: DADD, DSETP and two
-// selects against six integer instructions a step; H100, integer weights, checks on, float64 /
-// int64 kernels, ms: n = 512 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 /
-// 327.2; GPU_NOTES.md, thirty-seventh session).
+// the argmin plan's backup does not fit), and for float32 the round loops without (float64's own
+// round loops are faster than int64's: DADD, DSETP and two selects against six integer
+// instructions a step; H100, integer weights, checks on, float64 / int64 kernels, ms: n = 512
+// 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 / 327.2; GPU_NOTES.md,
+// thirty-seventh session).
 template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
@@ -493,12 +494,13 @@ constexpr CUtensorMapDataType tensor_map_type() {
 // The TMA descriptors of the matrix for plan P's min-plus kernel (kernels.cuh: GemmMaps, the
 // Bulk copies of interior tiles): where job.tma (sm_90, APSP_CUDA_TMA not 0) and the rows start
 // on 16 bytes (`aligned`, as TMA requires of the base and the row pitch). Otherwise, or where the
-// driver cannot encode them, not valid: the kernel's cp.async copies.
+// driver cannot encode them, not valid: the kernel's cp.async copies. None for the predecessor
+// plans, whose kernels (Track::Tags, Track::Argmin) keep cp.async.
 template <class P>
 GemmMaps gemm_maps(const Job& job, bool aligned) {
   GemmMaps maps{};
   maps.valid = 0;
-  if constexpr (has_gemm<P>::value) {
+  if constexpr (has_gemm<P>::value && !P::pred) {
     using T = typename P::type;
     using G = typename P::G;
     constexpr int K = P::K;
