@@ -6,7 +6,9 @@ runs it on its int32 twin) and float64 on the argmin plan (its own kernels, fast
 tagged plan, which APSP_CUDA_ARGMIN=0 times beside it: impl apsp-gpu-tagged); the same int32 solve
 on the general plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 with fractional
 weights (1..100: the argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
-apsp-gpu-pred32-fractional), float64 alike, are timed too.
+apsp-gpu-pred32-fractional), float64 alike, are timed too; and the engine's choice with cp.async
+copies instead of TMA for the interior tiles (APSP_CUDA_TMA=0, impl apsp-gpu-pred-cpasync; its
+ratio is to the solve without predecessors with TMA).
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -36,9 +38,11 @@ def main() -> int:
     # Per case the plans timed: the engine's choice, and others by an environment switch.
     chosen, general = ("pred", {}), ("pred32", {"APSP_CUDA_TILES": "pred32"})
     tagged = ("tagged", {"APSP_CUDA_ARGMIN": "0"})
-    cases = (("int32", "integer", (chosen, general)), ("float32", "integer", (chosen,)),
-             ("float32", "fractional", (chosen, general)), ("int64", "integer", (chosen,)),
-             ("float64", "integer", (chosen, tagged)), ("float64", "fractional", (chosen, general)))
+    cpasync = ("pred-cpasync", {"APSP_CUDA_TMA": "0"})
+    cases = (("int32", "integer", (chosen, cpasync, general)), ("float32", "integer", (chosen,)),
+             ("float32", "fractional", (chosen, cpasync, general)),
+             ("int64", "integer", (chosen, cpasync)), ("float64", "integer", (chosen, tagged)),
+             ("float64", "fractional", (chosen, cpasync, general)))
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
@@ -50,6 +54,7 @@ def main() -> int:
             ratio = with_pred / base
             impl = "apsp-gpu-" + name + ("-fractional" if weights == "fractional" else "")
             how = {"pred": "", "pred32": " on the general plan (pred32)",
+                   "pred-cpasync": " with cp.async copies, not TMA (APSP_CUDA_TMA=0)",
                    "tagged": " on the int64 tagged plan (APSP_CUDA_ARGMIN=0)"}[name]
             note = (f"device time with predecessors{how}, {weights} weights, checks off: "
                     f"{ratio:.2f}x the same solve without ({base * 1e3:.1f} ms in this run; "

@@ -827,6 +827,28 @@ def test_fractional_float_predecessors_device_views(torch, n, pad, dtype, rng, c
     assert_float_paths(g, dist, pred, strictly_closer=True)
 
 
+# The predecessor plans' interior tiles take TMA copies on sm_90 too (the argmin search then reads
+# A at its dense pitch); APSP_CUDA_TMA=0 keeps cp.async: both give the same exact answers.
+@pytest.mark.parametrize("tma", ["1", "0"])
+@pytest.mark.parametrize("dtype, weights, want_plan", [
+    (np.int32, "integer", "tagged"), (np.int64, "integer", "tagged"),
+    (np.float32, "fractional", "argmin"), (np.float64, "fractional", "argmin")],
+    ids=["int32", "int64", "float32", "float64"])
+def test_predecessor_interior_tiles_with_and_without_tma(tma, dtype, weights, want_plan, rng, capfd,
+                                                         monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TMA", tma)
+    n = 1000
+    g = (random_graph(n, dtype, rng, negative=False) if weights == "integer"
+         else fractional_graph(n, rng, dtype))
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert plan == want_plan
+    assert_same(dist, cpu_solve(g))
+    if weights == "integer":
+        assert_tight_predecessors(g, dist, pred)
+    else:
+        assert_float_paths(g, dist, pred, strictly_closer=True)
+
+
 # Where float rounding makes a predecessor as far as its vertex (1e8 + 1.5 == 1e8 in float32,
 # 1e17 + 1.5 == 1e17 in float64), the argmin plan's check fails and the engine solves again on the
 # general plan, whose (length, hops) step keeps the chains loop-free: the paths still lead back to

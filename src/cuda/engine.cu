@@ -494,16 +494,16 @@ constexpr CUtensorMapDataType tensor_map_type() {
 // The TMA descriptors of the matrix for plan P's min-plus kernel (kernels.cuh: GemmMaps, the
 // Bulk copies of interior tiles): where job.tma (sm_90, APSP_CUDA_TMA not 0) and the rows start
 // on 16 bytes (`aligned`, as TMA requires of the base and the row pitch). Otherwise, or where the
-// driver cannot encode them, not valid: the kernel's cp.async copies. None for the predecessor
-// plans, whose kernels (Track::Tags, Track::Argmin) keep cp.async.
+// driver cannot encode them, not valid: the kernel's cp.async copies. The boxes are the GEMM's
+// tile (64) by its k chunk, not P::K (32 for the predecessor plans' pivot blocks).
 template <class P>
 GemmMaps gemm_maps(const Job& job, bool aligned) {
   GemmMaps maps{};
   maps.valid = 0;
-  if constexpr (has_gemm<P>::value && !P::pred) {
+  if constexpr (has_gemm<P>::value) {
     using T = typename P::type;
     using G = typename P::G;
-    constexpr int K = P::K;
+    constexpr int K = G::tile;
     const PFN_cuTensorMapEncodeTiled_v12000 encode = job.tma && aligned ? tensor_map_encoder()
                                                                         : nullptr;
     if (!encode || job.n > INT32_MAX) return maps;  // TMA coordinates are 32-bit

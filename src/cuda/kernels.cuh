@@ -763,13 +763,13 @@ template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB>
 struct Gemm {
   static constexpr int RY = K / TM, RX = K / TN;
   static constexpr int threads = RY * RX;
-  static constexpr int k_chunk = BK;
+  static constexpr int tile = K, k_chunk = BK;  // the TMA boxes' sides (engine.cu: gemm_maps)
   static constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte vector
   static constexpr int G = TN / V;                // vector groups per thread
   static constexpr int A_LD = BK + V;
   static constexpr int A_ELEMS = K * A_LD, B_ELEMS = BK * K;
   static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
-  // The stages, then one mbarrier a stage (Mode::Bulk; ArgminGemm's group bytes overlap them).
+  // The stages, then one mbarrier a stage (Mode::Bulk), then ArgminGemm's group bytes.
   static constexpr size_t bars_offset = size_t(STAGES) * STAGE_ELEMS * sizeof(T);
   static constexpr size_t smem_bytes = bars_offset + 8 * STAGES;
   static constexpr int min_blocks = MINB;  // blocks per SM the register budget must allow
@@ -864,8 +864,7 @@ struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
   static constexpr int depth = STAGES * BK;  // the largest kw: no stage is refilled
   static_assert(depth <= 255, "group numbers, then pivots, fit a byte; 255 = none");
   static constexpr size_t group_bytes = size_t(K) * K;
-  static constexpr size_t smem_bytes =
-      Gemm<T, K, TM, TN, BK, STAGES, MINB>::bars_offset + group_bytes;
+  static constexpr size_t smem_bytes = Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
 };
 
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M,
@@ -991,7 +990,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   };
 
   // Argmin: the group number of element e of this thread, 255 where no group improved it.
-  unsigned char* group_of = reinterpret_cast<unsigned char*>(smem + STAGES * Cfg::STAGE_ELEMS) + tid;
+  unsigned char* group_of = reinterpret_cast<unsigned char*>(smem) + Cfg::smem_bytes + tid;
   if constexpr (Argmin) {
 #pragma unroll
     for (int e = 0; e < TR * TN; ++e) group_of[e * threads] = 255;
@@ -1134,7 +1133,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
       const int a = e / TN, b = e % TN;
       const int k = group_of[e * threads] * ArgminGroup, kc = k % BK;
       const T* stage = smem + (k / BK) * Cfg::STAGE_ELEMS;
-      const T* Ap = stage + (ty + RY * a) * Cfg::A_LD + kc;  // 16-byte aligned
+      const T* Ap = stage + (ty + RY * a) * A_LD + kc;  // 16-byte aligned
       const T* Bp = stage + Cfg::A_ELEMS + kc * K + (tx + RX * (b / V)) * V + b % V;
       T av[ArgminGroup];
 #pragma unroll
@@ -1219,8 +1218,8 @@ __device__ __forceinline__ void edge_tile(T* __restrict__ d, int64_t n, int64_t 
 }
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
-// predecessors when Tr tracks the winning pivot, else unused. Interior tiles of plain solves take
-// the TMA copies where `maps` are valid (sm_90, aligned rows: engine.cu's gemm_maps).
+// predecessors when Tr tracks the winning pivot, else unused. Interior tiles take the TMA copies
+// where `maps` are valid (sm_90, aligned rows: engine.cu's gemm_maps).
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, bool Min3>
 __device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n, int64_t ld,
                                                     int32_t* __restrict__ p, int64_t pld,
@@ -1234,12 +1233,10 @@ __device__ __forceinline__ void minplus_kernel_body(T* __restrict__ d, int64_t n
                                                                      smem, maps);
   } else if (kw % BK == 0 && tc.i0 + K <= n && tc.j0 + K <= n) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (Tr == Track::None) {
-      if (maps.valid) {
-        minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Bulk, Min3>(d, n, ld, p, pld, k0, kw,
-                                                                           tc, smem, maps);
-        return;
-      }
+    if (maps.valid) {
+      minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Bulk, Min3>(d, n, ld, p, pld, k0, kw,
+                                                                         tc, smem, maps);
+      return;
     }
 #endif
     minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Interior, Min3>(d, n, ld, p, pld, k0, kw,
