@@ -33,7 +33,7 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from machine_facts import cpu_model
+from machine_facts import cpu_model, source_digest
 from timing import wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -159,7 +159,7 @@ def main() -> int:
     out = {"benchmark": "bench_cpu.py",
            "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": machine,
+           "machine": machine, "source": source_digest(),
            "ceilings": ceilings,
            "graph": f"random directed, weights 1..99, edge density {args.density}, no edge elsewhere",
            "results": results}

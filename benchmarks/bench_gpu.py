@@ -23,7 +23,7 @@ import torch
 
 import apsp
 from apsp import _core
-from machine_facts import machine
+from machine_facts import machine, source_digest
 from timing import wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -411,7 +411,7 @@ def main() -> int:
 
     doc = {"benchmark": "bench_gpu.py", "command": " ".join([sys.executable] + sys.argv),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": machine(),
+           "machine": machine(), "source": source_digest(),
            "ceilings": ceil["ceilings"], "results": results}
     path = os.path.join(args.out, f"gpu_{args.tag}.json")
     with open(path, "w") as f:

@@ -26,7 +26,7 @@ import torch.utils.dlpack
 
 import apsp
 from apsp import _core
-from machine_facts import machine
+from machine_facts import machine, source_digest
 from apsp._device_arrays import _capsule, _torch_current_stream
 
 N = 64
@@ -119,7 +119,7 @@ def main() -> None:
     doc = {"benchmark": "bench_overhead.py",
            "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": info, "ceilings": [], "results": results}
+           "machine": info, "source": source_digest(), "ceilings": [], "results": results}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"overhead_{tag}.json")
     with open(path, "w") as f:

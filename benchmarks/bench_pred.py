@@ -23,7 +23,7 @@ import sys
 import torch
 
 from bench_gpu import env_set, fractional, random_graph, time_device
-from machine_facts import machine
+from machine_facts import machine, source_digest
 
 
 def main() -> int:
@@ -68,7 +68,7 @@ def main() -> int:
         torch.cuda.empty_cache()
     doc = {"benchmark": "bench_pred.py", "command": " ".join([sys.executable] + sys.argv),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": machine(), "ceilings": [], "results": results}
+           "machine": machine(), "source": source_digest(), "ceilings": [], "results": results}
     path = os.path.join(args.out, f"pred_{args.tag}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)

@@ -400,34 +400,35 @@ class StreamOrderedHighWater:
         return value.value
 
 
+def torch_peak_growth(torch, call):
+    """(call(), the most bytes torch's allocator held during it beyond what it held before)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    out = call()
+    torch.cuda.synchronize()
+    return out, torch.cuda.max_memory_allocated() - base
+
+
 @gpu
 def test_torch_in_place_allocates_no_n_squared(rng: np.random.Generator) -> None:
     torch = cuda_torch()
     n = 2048
     w = random_weights(rng, n, density=0.01)
     t = torch.from_numpy(w.astype(np.float32)).cuda()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
     pool = StreamOrderedHighWater(t.device.index)
     assert pool.counts(), "the driver's high-water count did not see a 1 MiB allocation"
     pool.reset()
-    out = apsp.solve(t, overwrite=True)
-    torch.cuda.synchronize()
+    out, grown = torch_peak_growth(torch, lambda: apsp.solve(t, overwrite=True))
     assert out is t
-    grown = torch.cuda.max_memory_allocated() - base
     assert grown < n * n * 4 // 16, f"overwrite=True allocated {grown} bytes through torch"
     scratch = pool.bytes()
     assert scratch < n * n * 4 // 16, f"overwrite=True took {scratch} bytes of stream-ordered scratch"
     np.testing.assert_array_equal(t.cpu().numpy(), expected(w, "float32"))
     # Predecessors: exactly one new n x n int32 tensor.
     t.copy_(torch.from_numpy(w.astype(np.float32)))
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    apsp.solve(t, overwrite=True, return_predecessors=True)
-    torch.cuda.synchronize()
-    assert torch.cuda.max_memory_allocated() - base <= n * n * 4 + 512
+    _, grown = torch_peak_growth(torch, lambda: apsp.solve(t, overwrite=True, return_predecessors=True))
+    assert grown <= n * n * 4 + 512, f"predecessors took {grown} bytes through torch"
 
 
 @gpu

@@ -85,9 +85,9 @@ def test_pytorch_notebook_uses_the_gpu() -> None:
 def sample_results(folder: Path) -> None:
     """Two small results files in the documented schema (made-up numbers: this tests the report,
     not the speed), and one broken file that the report must skip and name."""
-    def run(name: str, machine: dict, ceilings: list, rows: list) -> dict:
+    def run(name: str, machine: dict, ceilings: list, rows: list, **extra) -> dict:
         return {"benchmark": name, "command": f"python benchmarks/{name}.py", "date": "2026-01-01T00:00:00Z",
-                "machine": machine, "ceilings": ceilings, "results": rows}
+                "machine": machine, "ceilings": ceilings, "results": rows, **extra}
 
     def row(impl: str, dtype: str, n: int, seconds: float, note: str | None = None) -> dict:
         return {"impl": impl, "dtype": dtype, "n": n, "seconds": seconds, "updates_per_s": n**3 / seconds,
@@ -101,7 +101,8 @@ def sample_results(folder: Path) -> None:
     for r in gpu_rows:
         r["fraction_of_ceiling"] = r["updates_per_s"] / 4e12
     (folder / "gpu_test.json").write_text(json.dumps(run("bench_gpu", gpu, [
-        {"name": "int32 microkernel", "dtype": "int32", "updates_per_s": 4e12}], gpu_rows)))
+        {"name": "int32 microkernel", "dtype": "int32", "updates_per_s": 4e12}], gpu_rows,
+        source="0123456789abcdef")))
     (folder / "cpu.json").write_text(json.dumps(run("bench_cpu", cpu, [], [
         row("apsp-cpu", "float64", 1000, 0.1), row("scipy", "float64", 1000, 1.0)])))
     (folder / "broken.json").write_text("{ not json")
@@ -132,6 +133,8 @@ def test_report_on_sample_results(tmp_path: Path) -> None:
     assert "| apsp-gpu | int32 | 2000 | 4 ms | 2 T | 50.0% |  | Test GPU |  |" in table  # no competitor at n=2000
     assert "| apsp-cpu | float64 | 1000 | 100 ms | 10 G |  | 10× scipy | test CPU (2 cores) |  |" in table
     assert "broken.json" in table
+    assert "command: `python benchmarks/bench_gpu.py`; source digest `0123456789abcdef`" in table
+    assert "command: `python benchmarks/bench_cpu.py`\n" in table  # a run without a digest
     for png in ("updates_vs_n.png", "updates_vs_n_by_dtype.png", "fraction_of_ceiling.png"):
         assert (results / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
 

@@ -1603,7 +1603,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // Programmatic dependent launch in the round loop and the flow plan; APSP_CUDA_PDL=0 launches
   // without it (benchmarks: both on the same graph).
   job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
-  // TMA copies for the round loops' interior tiles; APSP_CUDA_TMA=0 keeps cp.async (benchmarks).
+  // TMA copies for the min-plus kernels' interior tiles (round loops and predecessor plans);
+  // APSP_CUDA_TMA=0 keeps cp.async (benchmarks, tests).
   job.tma = hopper && !switched_off("APSP_CUDA_TMA");
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);

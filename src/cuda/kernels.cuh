@@ -792,7 +792,9 @@ struct Gemm {
 //             copies leave the threads' load pipeline and their address math, and rows that
 //             straddle 128-byte lines no longer cost more. H100, int32, ms, cp.async / TMA:
 //             n = 10000 at ld = 10000 68.7 / 66.1, at ld = 10016 67.6 / 66.0; 16384 290.0 /
-//             280.7; float64 10000 200.7 / 197.8 (GPU_NOTES.md, thirty-eighth session).
+//             280.7; float64 10000 200.7 / 197.8 (GPU_NOTES.md, thirty-eighth session). With
+//             predecessors, n = 10000: int32 (tagged) 96.6 / 93.3, fractional float32 (argmin)
+//             108.8 / 106.3, fractional float64 267.1 / 257.5 (thirty-ninth session).
 enum class Mode { Interior, Edge, Any, Bulk };
 
 // The two TMA descriptors of a matrix for the Bulk copies (engine.cu: gemm_maps): A boxes of BK
