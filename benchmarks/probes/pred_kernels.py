@@ -2,7 +2,8 @@
 (`ncu --metrics gpu__time_duration.sum --csv --print-units base python pred_kernels.py ...`, which
 serializes the kernels: the sums are work, not the overlapped wall time) on the same graph as
 bench_pred.py: one solve with predecessors and, where `--plain TILES`, one without on that plan.
-`--summarize CSV` sums such a log by kernel (name up to its first template argument) and solve.
+`--summarize CSV` sums such a log's apsp kernels by kernel (name up to its first template
+argument) and solve (1: with predecessors, 2: the plain one).
 Usage: ncu ... python benchmarks/probes/pred_kernels.py DTYPE N {integer,fractional} [--plain k64d]
        python benchmarks/probes/pred_kernels.py --summarize LOG.csv"""
 import argparse
@@ -38,10 +39,15 @@ if args.summarize:
         key = (solve, short)
         sums[key] += float(r["Metric Value"].replace(",", "")) * 1e-6  # ns -> ms
         counts[key] += 1
+    # Segments with apsp kernels, in order: 1 the solve with predecessors, 2 the plain one.
+    solves = sorted({s for s, k in sums if k.startswith("apsp::")})
+    label = {s: i + 1 for i, s in enumerate(solves)}
     for (s, k), ms in sorted(sums.items(), key=lambda kv: (kv[0][0], -kv[1])):
-        print(f"solve {s}  {k:60s} {counts[(s, k)]:6d} launches {ms:10.3f} ms")
-    for s in sorted({s for s, _ in sums}):
-        print(f"solve {s}  total {sum(v for (t, _), v in sums.items() if t == s):10.3f} ms")
+        if s in label and k.startswith("apsp::"):
+            print(f"solve {label[s]}  {k:40s} {counts[(s, k)]:6d} launches {ms:10.3f} ms")
+    for s in solves:
+        total = sum(v for (t, k), v in sums.items() if t == s and k.startswith("apsp::"))
+        print(f"solve {label[s]}  total {total:10.3f} ms")
     sys.exit(0)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
