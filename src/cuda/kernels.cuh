@@ -866,7 +866,8 @@ struct ArgminGemm : Gemm<T, K, TM, TN, BK, STAGES, MINB> {
   static constexpr int depth = STAGES * BK;  // the largest kw: no stage is refilled
   static_assert(depth <= 255, "group numbers, then pivots, fit a byte; 255 = none");
   static constexpr size_t group_bytes = size_t(K) * K;
-  static constexpr size_t smem_bytes = Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;
+  static constexpr size_t smem_bytes =
+      Gemm<T, K, TM, TN, BK, STAGES, MINB>::smem_bytes + group_bytes;  // after the mbarriers
 };
 
 template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr, Mode M,
