@@ -1414,6 +1414,15 @@ bool switched_off(const char* name) {
   return v && std::string(v) == "0";
 }
 
+// The sm_90 features of a job's launches, on an sm_90 device unless switched off (benchmarks:
+// both ways on the same graph; tests): programmatic dependent launch in the round loop and the
+// flow plan (APSP_CUDA_PDL=0 launches without it), and TMA copies of the min-plus kernels'
+// interior tiles, round loops and predecessor plans (APSP_CUDA_TMA=0 keeps cp.async).
+void set_sm90_features(Job& job, bool sm90_device) {
+  job.pdl = sm90_device && !switched_off("APSP_CUDA_PDL");
+  job.tma = sm90_device && !switched_off("APSP_CUDA_TMA");
+}
+
 // The statistics buffer (DeviceStats, then room for n vertices with a negative diagonal where
 // check_negative_cycles is on), zeroed, into sc.
 void init_stats(SolveScratch& sc, const Options& opt, int64_t n, cudaStream_t stream) {
@@ -1600,12 +1609,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
       twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
-  // Programmatic dependent launch in the round loop and the flow plan; APSP_CUDA_PDL=0 launches
-  // without it (benchmarks: both on the same graph).
-  job.pdl = hopper && !switched_off("APSP_CUDA_PDL");
-  // TMA copies for the min-plus kernels' interior tiles (round loops and predecessor plans);
-  // APSP_CUDA_TMA=0 keeps cp.async (benchmarks, tests).
-  job.tma = hopper && !switched_off("APSP_CUDA_TMA");
+  set_sm90_features(job, hopper);
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);
     job.flow_extra = flow_extra(n) && job.pdl && flow_shape.extra > 0;
@@ -1764,8 +1768,7 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
       const int64_t nb = (n + K - 1) / K;
       prepare_kernels<P>(device);
       Job job{dev.data, n, ld, nullptr, 0};
-      job.pdl = sm90(device) && !switched_off("APSP_CUDA_PDL");
-      job.tma = sm90(device) && !switched_off("APSP_CUDA_TMA");
+      set_sm90_features(job, sm90(device));
       // progress=True: rounds counted as tile rows x rounds done over nb (the rows of a round
       // arrive in parts).
       int64_t row_rounds = 0, reported = 0;

@@ -1200,24 +1200,22 @@ template <class T, int K, int TM, int TN, int BK, int STAGES, int MINB, Track Tr
 __device__ __forceinline__ void edge_tile(T* __restrict__ d, int64_t n, int64_t ld,
                                           int32_t* __restrict__ p, int64_t pld, int64_t k0, int kw,
                                           TileCoords tc, T* smem, const GemmMaps& maps) {
-  constexpr Mode E = Mode::Edge;
+  // The threads on the tile's first H rows and W columns (Edge copies and stores).
+  auto strip = [&](auto h, auto w) {
+    minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, Mode::Edge, Min3, decltype(h)::value,
+                 decltype(w)::value>(d, n, ld, p, pld, k0, kw, tc, smem, maps);
+  };
+  using Full = std::integral_constant<int, K>;
+  using Half = std::integral_constant<int, K / 2>;
+  using Quarter = std::integral_constant<int, K / 4>;
   if constexpr (Tr == Track::None) {
     const int64_t rows = n - tc.i0, cols = n - tc.j0;
-    if (rows >= K && cols <= K / 4)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 4>(
-          d, n, ld, p, pld, k0, kw, tc, smem, maps);
-    if (cols >= K && rows <= K / 4)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 4, K>(
-          d, n, ld, p, pld, k0, kw, tc, smem, maps);
-    if (rows >= K && cols <= K / 2)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K, K / 2>(
-          d, n, ld, p, pld, k0, kw, tc, smem, maps);
-    if (cols >= K && rows <= K / 2)
-      return minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3, K / 2, K>(
-          d, n, ld, p, pld, k0, kw, tc, smem, maps);
+    if (rows >= K && cols <= K / 4) return strip(Full{}, Quarter{});
+    if (cols >= K && rows <= K / 4) return strip(Quarter{}, Full{});
+    if (rows >= K && cols <= K / 2) return strip(Full{}, Half{});
+    if (cols >= K && rows <= K / 2) return strip(Half{}, Full{});
   }
-  minplus_tile<T, K, TM, TN, BK, STAGES, MINB, Tr, E, Min3>(d, n, ld, p, pld, k0, kw, tc, smem,
-                                                            maps);
+  strip(Full{}, Full{});
 }
 
 // `aligned`: the matrix starts on 16 bytes and ld is a multiple of V (engine.cu). p: the
