@@ -547,6 +547,50 @@ def test_positive_integer_predecessors(plan, n, dtype, rng, monkeypatch):
     assert_tight_predecessors(g, dist, pred)
 
 
+def assert_paths_walk(g: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None:
+    """From every reachable pair (i, j), j != i, the predecessors lead back to i within n steps,
+    over edges whose weights sum to dist[i, j] (integer weights: exactly). Holds with zero-weight
+    cycles and negative edges, where a tight predecessor alone could close a loop."""
+    n = g.shape[0]
+    i, at, _ = predecessor_edges(g, dist, pred)
+    exact = np.float64 if g.dtype.kind == "f" else np.int64
+    want = dist[i, at].astype(exact)
+    length = np.zeros(len(i), exact)
+    for _ in range(n):
+        k = pred[i, at].astype(np.int64)
+        assert (k >= 0).all()
+        length += g[k, at].astype(exact)
+        at = k
+        back = at == i
+        np.testing.assert_array_equal(length[back], want[back])
+        i, at, length, want = i[~back], at[~back], length[~back], want[~back]
+        if len(i) == 0:
+            return
+    pytest.fail(f"{len(i)} chains of predecessors do not reach their source in {n} steps")
+
+
+# Zero-weight cycles and negative edges (no negative cycle) take the general plan: one 32-wide round
+# at a time below kPredDeepMinN (1536), super-rounds of four with phase 3 at k-depth 128 from it
+# (engine.cu). Sizes on both sides, ragged blocks and tiles; a device view with ld > n.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [129, 700, 1535, 1536, 2100])
+def test_general_predecessor_plan_walks(n, dtype, rng, capfd, torch):
+    w = rng.integers(0, 60, size=(n, n)).astype(np.float64)
+    w[rng.random((n, n)) < 0.1] = 0  # zero-weight edges, and so zero-weight cycles
+    p = rng.integers(0, 30, size=n).astype(np.float64)
+    g = (w + p[:, None] - p[None, :]).astype(dtype)  # negative edges, cycles keep their weight
+    g[rng.random((n, n)) > 0.3] = no_edge(dtype)
+    np.fill_diagonal(g, 0)
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert plan == "pred32"
+    assert_same(dist, cpu_solve(g))
+    assert_paths_walk(g, dist, pred)
+    if n == 2100:
+        dist_view, pred_view = gpu_device_solve(torch, g, pad=8, pred=True)
+        assert_same(dist_view, dist)
+        assert_paths_walk(g, dist_view, pred_view)
+
+
 # float32 graphs whose weights are all integers take the int32 tagged plan on the same buffer
 # (converted in place and back, engine.cu); float64 ones the argmin plan on their own kernels
 # (faster than the int64 tagged plan). Both exact, so dist equals the CPU engine's bit for bit.

@@ -102,14 +102,24 @@ template <class T, bool M>
 struct Plan<T, Tiles::k64q, M> : Plan64<T, 256, M> {};
 template <class T, bool M>
 struct Plan<T, Tiles::k64o, M> : Plan64<T, 512, M> {};
+// The general plan's super-rounds (below) from this n: fewer, larger phase-3 launches, and the
+// matrix, predecessors and hop counts read and written once per 128 pivots instead of 32. Below it
+// the one-round loop's three launches a round set the pace (H100, int32, ms, one round / super-
+// rounds: n = 512 0.41 / 0.56, 1024 1.25 / 1.32, 1536 2.95 / 2.97, 2048 6.25 / 5.43, 4096 41.4 /
+// 32.7, 10000 574 / 437; GPU_NOTES.md, fortieth session).
+constexpr int64_t kPredDeepMinN = 1536;
 template <class T>
-struct Plan<T, Tiles::pred32> {  // with predecessors: simple 32 x 32 tiles
+struct Plan<T, Tiles::pred32> {  // with predecessors, any weights: 32 x 32 tiles
   using type = T;
   static constexpr int K = 32;
   static constexpr bool pred = true, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr bool min3 = false;
   static constexpr auto pivot = pivot_kernel<T, K, 2, true>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, K>;
+  // From kPredDeepMinN, super-rounds of four pivot blocks; phase 3 at k-depth 128 on tiles of TK,
+  // BK pivots at a time.
+  static constexpr int depth = 4 * K, TK = 32, BK = 32;
+  static constexpr auto gemm_deep = minplus_pred_deep_kernel<T, TK, BK>;
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
 // size on the same buffer (solve_on_stream): the tagged plan with predecessors (float64: where
@@ -973,70 +983,83 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
       APSP_CUDA_CHECK_LAUNCH("pivot_kernel");
       update(s, panels(nb, r, all), r);
     };
+    // Per super-round of m 32-wide blocks, their rows and columns by the pred32 kernels, then
+    // phase 3 (k-depth m K, tiles of TK): by the deep predecessor kernel (the general plan), with
+    // tagged B rows (tagged.cuh, on values shifted for the whole loop: run_plan), or tracking the
+    // winning group of pivots (argmin).
+    constexpr int m = P::depth / K;
+    static_assert(P::depth % P::TK == 0, "super-rounds cover whole phase-3 tiles");
+    const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
+    const Window tiles_all = Window::all(tnb);
+    auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(m, nb - r0)); };
+    auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns of r0 .. r0+m final
+      finish_pivot_rows(
+          nb, r0, blocks_in(r0), all, [&](int64_t r) { pivot_and_panels(s, r); },
+          [&](const Launch& l, int64_t r) { update(s, l, r); });
+    };
+    auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
+    // Phase-3 tile blocks of the super-round at r0: first and count.
+    auto tiles_of = [&](int64_t r0) {
+      return std::pair<int64_t, int>(r0 * K / P::TK, (kw_of(r0) + P::TK - 1) / P::TK);
+    };
     if constexpr (!P::tagged && !P::argmin) {
-      for (int64_t r = 0; r < nb; ++r) {
-        pivot_and_panels(stream, r);
-        update(stream, rest(nb, r, 1, all), r);
-        after_round(r);
+      if (n < kPredDeepMinN) {  // one 32-wide round at a time, three launches
+        for (int64_t r = 0; r < nb; ++r) {
+          pivot_and_panels(stream, r);
+          update(stream, rest(nb, r, 1, all), r);
+          after_round(r);
+        }
+        return;
+      }
+      for (int64_t r0 = 0; r0 < nb; r0 += m) {
+        round_panels(stream, r0);
+        const auto [e0, ec] = tiles_of(r0);
+        const Launch l = rest(tnb, e0, ec, tiles_all);
+        if (l.grid.x > 0 && l.grid.y > 0) {
+          P::gemm_deep<<<l.grid, PredDeep<T, P::TK, P::BK>::threads, 0, stream>>>(
+              d, n, ld, job.p, job.pld, job.h, l.ts, r0 * K, kw_of(r0));
+          APSP_CUDA_CHECK_LAUNCH("minplus_pred_deep_kernel");
+        }
+        for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+      }
+    } else if constexpr (P::tagged) {
+      // The tags shift the pivot rows across every column, which the next super-round's
+      // phases 1 and 2 read: no look-ahead.
+      for (int64_t r0 = 0; r0 < nb; r0 += m) {
+        round_panels(stream, r0);
+        const int64_t k0 = r0 * K;
+        const int kw = kw_of(r0);
+        const auto [e0, ec] = tiles_of(r0);
+        const Launch l = rest(tnb, e0, ec, tiles_all);
+        if (l.grid.x > 0) {
+          const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
+          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
+          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+          gemm(stream, l, k0, kw);
+          tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
+          APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
+        }
+        for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
       }
     } else {
-      // Per super-round of m 32-wide blocks, their rows and columns by the pred32 kernels, then
-      // phase 3 (k-depth m K, tiles of TK): with tagged B rows (tagged.cuh, on values shifted for
-      // the whole loop: run_plan), or tracking the winning group of pivots (argmin).
-      constexpr int m = P::depth / K;
-      static_assert(P::depth % P::TK == 0, "super-rounds cover whole phase-3 tiles");
-      const int64_t tnb = (n + P::TK - 1) / P::TK;  // phase-3 tiles per row
-      const Window tiles_all = Window::all(tnb);
-      auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(m, nb - r0)); };
-      auto round_panels = [&](cudaStream_t s, int64_t r0) {  // rows/columns of r0 .. r0+m final
-        finish_pivot_rows(
-            nb, r0, blocks_in(r0), all, [&](int64_t r) { pivot_and_panels(s, r); },
-            [&](const Launch& l, int64_t r) { update(s, l, r); });
-      };
-      auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(P::depth, n - r0 * K)); };
-      // Phase-3 tile blocks of the super-round at r0: first and count.
-      auto tiles_of = [&](int64_t r0) {
-        return std::pair<int64_t, int>(r0 * K / P::TK, (kw_of(r0) + P::TK - 1) / P::TK);
-      };
-      if constexpr (P::tagged) {
-        // The tags shift the pivot rows across every column, which the next super-round's
-        // phases 1 and 2 read: no look-ahead.
-        for (int64_t r0 = 0; r0 < nb; r0 += m) {
-          round_panels(stream, r0);
-          const int64_t k0 = r0 * K;
-          const int kw = kw_of(r0);
-          const auto [e0, ec] = tiles_of(r0);
-          const Launch l = rest(tnb, e0, ec, tiles_all);
-          if (l.grid.x > 0) {
-            const dim3 rgrid(unsigned((n + 255) / 256), unsigned(kw));
-            tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, true);
-            APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
-            gemm(stream, l, k0, kw);
-            tags_rows_kernel<T><<<rgrid, 256, 0, stream>>>(d, n, ld, k0, false);
-            APSP_CUDA_CHECK_LAUNCH("tags_rows_kernel");
-          }
-          for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
-        }
-      } else {
-        // argmin: with look-ahead, so that the small latency-bound launches of the next
-        // super-round's phases 1 and 2 hide behind the bulk of phase 3.
-        auto next_tiles = [&](int64_t r0, bool next) { return next ? tiles_of(r0 + m).second : 0; };
-        lookahead_rounds(
-            stream, all, m, round_panels,
-            [&](cudaStream_t s, int64_t r0) {
-              const auto [e0, ec] = tiles_of(r0);
-              gemm(s, band(tnb, e0 + ec, next_tiles(r0, true), e0, ec, tiles_all), r0 * K,
-                   kw_of(r0));
-            },
-            [](int64_t) {},
-            [&](int64_t r0, bool next) {
-              const auto [e0, ec] = tiles_of(r0);
-              gemm(stream, rest(tnb, e0, ec + next_tiles(r0, next), tiles_all), r0 * K, kw_of(r0));
-            },
-            [&](int64_t r0) {
-              for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
-            });
-      }
+      // argmin: with look-ahead, so that the small latency-bound launches of the next
+      // super-round's phases 1 and 2 hide behind the bulk of phase 3.
+      auto next_tiles = [&](int64_t r0, bool next) { return next ? tiles_of(r0 + m).second : 0; };
+      lookahead_rounds(
+          stream, all, m, round_panels,
+          [&](cudaStream_t s, int64_t r0) {
+            const auto [e0, ec] = tiles_of(r0);
+            gemm(s, band(tnb, e0 + ec, next_tiles(r0, true), e0, ec, tiles_all), r0 * K,
+                 kw_of(r0));
+          },
+          [](int64_t) {},
+          [&](int64_t r0, bool next) {
+            const auto [e0, ec] = tiles_of(r0);
+            gemm(stream, rest(tnb, e0, ec + next_tiles(r0, next), tiles_all), r0 * K, kw_of(r0));
+          },
+          [&](int64_t r0) {
+            for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+          });
     }
   } else {
     constexpr int64_t step = P::depth / K;  // pivot blocks per (super-)round

@@ -1400,6 +1400,120 @@ __global__ void __launch_bounds__(K * 8)
   }
 }
 
+// ---- phase 3 of the general plan with predecessors: k-depth up to 128 ----------------------------
+// Phase 3 of the general predecessor plan (engine.cu: super-rounds of four 32-wide pivot blocks),
+// on TM x TM tiles outside the super-round's rows and columns. (TM / 4)^2 threads a tile; thread
+// (ty, tx) keeps the contiguous 4 x 4 block (4 ty + a, 4 tx + b) with its predecessors and hop
+// counts in registers for the whole k range, which goes through shared memory BK pivots at a time:
+// A transposed, so that a pivot step costs a thread five 16-byte shared loads (A's column and its
+// hops, B's row, its predecessors and its hops) for 16 (length, hops) steps (relax_step). Each
+// element takes its steps in order of k. The matrix, its predecessors and hop counts are read and
+// written once per 128 pivots instead of once per 32 (H100, int32 n = 10000: 437 ms against 574 for
+// one round at a time with the 32 x 8 thread kernel above, which register tiles alone took only to
+// 517; 64 x 64 tiles: 447. GPU_NOTES.md, fortieth session).
+template <class T, int TM, int BK>
+struct PredDeep {
+  static constexpr int E = 4, R = TM / E, threads = R * R;
+  // Transposed A: a pitch of TM + one 16-byte vector keeps the column loads 16-byte aligned and
+  // spreads the transposing stores over 8 banks (4-way at worst, once per BK pivots).
+  static constexpr int LDA = TM + 16 / int(sizeof(T)), LDH = TM + 4;
+};
+// Four consecutive elements from 16-byte aligned shared memory.
+template <class V>
+__device__ __forceinline__ void load4(V (&v)[4], const V* s) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "4- or 8-byte elements");
+  if constexpr (sizeof(V) == 4) {
+    const uint4 q = *reinterpret_cast<const uint4*>(s);
+    v[0] = __builtin_bit_cast(V, q.x), v[1] = __builtin_bit_cast(V, q.y);
+    v[2] = __builtin_bit_cast(V, q.z), v[3] = __builtin_bit_cast(V, q.w);
+  } else {
+    const ulonglong2 q0 = *reinterpret_cast<const ulonglong2*>(s);
+    const ulonglong2 q1 = *reinterpret_cast<const ulonglong2*>(s + 2);
+    v[0] = __builtin_bit_cast(V, q0.x), v[1] = __builtin_bit_cast(V, q0.y);
+    v[2] = __builtin_bit_cast(V, q1.x), v[3] = __builtin_bit_cast(V, q1.y);
+  }
+}
+template <class T, int TM, int BK>
+__global__ void __launch_bounds__(PredDeep<T, TM, BK>::threads)
+    minplus_pred_deep_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
+                             int64_t pld, uint32_t* __restrict__ h, TileSet ts, int64_t k0,
+                             int kw) {
+  using Cfg = PredDeep<T, TM, BK>;
+  constexpr int E = Cfg::E, R = Cfg::R, LDA = Cfg::LDA, LDH = Cfg::LDH;
+  __shared__ __align__(16) T At[BK * LDA];         // At[k * LDA + i] = A[i][k]
+  __shared__ __align__(16) uint32_t Ha[BK * LDH];  // Ha[k * LDH + i]: hops of A[i][k]
+  __shared__ __align__(16) T Bs[BK * TM];
+  __shared__ __align__(16) int32_t Ps[BK * TM];
+  __shared__ __align__(16) uint32_t Hb[BK * TM];
+  const TileCoords tc = tile_coords(ts, TM);
+  const int tx = threadIdx.x % R, ty = threadIdx.x / R;
+  auto crow = [&](int64_t i) { return i < n ? i : n - 1; };
+  T c[E][E];  // with predecessors and hop counts (whose pitch is n)
+  int32_t pc[E][E];
+  uint32_t hc[E][E];
+#pragma unroll
+  for (int a = 0; a < E; ++a) {
+    const int64_t gi = crow(tc.i0 + E * ty + a);
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int64_t gj = crow(tc.j0 + E * tx + b);
+      c[a][b] = d[gi * ld + gj];
+      pc[a][b] = p[gi * pld + gj];
+      hc[a][b] = h[gi * n + gj];
+    }
+  }
+  for (int c0 = 0; c0 < kw; c0 += BK) {
+    const int cw = kw - c0 < BK ? kw - c0 : BK;
+    // Pivots past cw are clamped copies, never read; rows or columns past n likewise.
+    auto ck = [&](int x) { return k0 + c0 + (x < cw ? x : cw - 1); };
+    if (c0 > 0) __syncthreads();  // every thread is done with the last BK pivots
+    for (int e = threadIdx.x; e < TM * BK; e += Cfg::threads) {  // A: rows of BK pivots
+      const int y = e / BK, x = e % BK;
+      const int64_t ai = crow(tc.i0 + y);
+      At[x * LDA + y] = d[ai * ld + ck(x)];
+      Ha[x * LDH + y] = h[ai * n + ck(x)];
+    }
+    for (int e = threadIdx.x; e < BK * TM; e += Cfg::threads) {  // B: rows of TM columns
+      const int y = e / TM, x = e % TM;
+      const int64_t bk = ck(y), bj = crow(tc.j0 + x);
+      Bs[y * TM + x] = d[bk * ld + bj];
+      Ps[y * TM + x] = p[bk * pld + bj];
+      Hb[y * TM + x] = h[bk * n + bj];
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int k = 0; k < cw; ++k) {
+      T av[E], bv[E];
+      int32_t pb[E];
+      uint32_t ha[E], hb[E];
+      load4(av, &At[k * LDA + E * ty]);
+      load4(ha, &Ha[k * LDH + E * ty]);
+      load4(bv, &Bs[k * TM + E * tx]);
+      load4(pb, &Ps[k * TM + E * tx]);
+      load4(hb, &Hb[k * TM + E * tx]);
+#pragma unroll
+      for (int a = 0; a < E; ++a)
+#pragma unroll
+        for (int b = 0; b < E; ++b)
+          relax_step<true>(c[a][b], pc[a][b], hc[a][b], av[a], bv[b], pb[b], ha[a], hb[b]);
+    }
+  }
+#pragma unroll
+  for (int a = 0; a < E; ++a) {
+    const int64_t gi = tc.i0 + E * ty + a;
+    if (gi >= n) break;
+#pragma unroll
+    for (int b = 0; b < E; ++b) {
+      const int64_t gj = tc.j0 + E * tx + b;
+      if (gj < n) {
+        d[gi * ld + gj] = c[a][b];
+        p[gi * pld + gj] = pc[a][b];
+        h[gi * n + gj] = hc[a][b];
+      }
+    }
+  }
+}
+
 // ---- predecessors of the tagged and argmin plans, resolved (engine.cu: run_plan) -----------------
 // Phase 3 of those plans does not gather p[k][j] for a pair (i, j) that pivot k improved: it
 // writes kViaPivot + k, "the predecessor of j in row k" (no dependent load in the hot kernel).
