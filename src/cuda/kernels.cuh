@@ -1341,11 +1341,14 @@ __global__ void __launch_bounds__((K / E) * (K / E))
     }
 }
 
-// ---- phases 2 and 3 with predecessors (simple, not tuned) ---------------------------------------
+// ---- phases 2 and 3 with predecessors, one 32-wide round ----------------------------------------
 // Tile K x K (K = 32), 32 x 8 threads, K/8 elements each; A, B and B's predecessors go to shared
-// memory whole before anything is written (phase-2 aliasing). The predecessor of a path through
-// pivot k to j is pred[k][j], read from B's tile; where Hops, hop counts travel with A and B for
-// the (length, hops) step (relax_step).
+// memory whole before anything is written (phase-2 aliasing). Many threads a tile: these launches
+// are small and on the chain (phase 2 and the super-rounds' bands of every plan with predecessors,
+// and phase 3 of the general plan below kPredDeepMinN); blocks of 64 threads with 4 x 4 elements
+// each made the tagged plan slower (H100 int32 n = 10000: 96.6 against 93.0 ms; GPU_NOTES.md,
+// fortieth session). The predecessor of a path through pivot k to j is pred[k][j], read from B's
+// tile; where Hops, hop counts travel with A and B for the (length, hops) step (relax_step).
 template <class T, int K, bool Hops = true>
 __global__ void __launch_bounds__(K * 8)
     minplus_pred_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_t* __restrict__ p,
