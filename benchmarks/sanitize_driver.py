@@ -9,11 +9,14 @@ change theirs. NumPy only (the host
 path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
 from the CPU engine, or if a predecessor is not the last edge of a shortest path.
 --quick (the GPU test tier's pass, tests/test_sanitizer.py) takes n in 33, 65, 130 and 300 only,
-and not the n = 4200 arriving input.
+and not the n = 4200 arriving input or the n = 1601 general plan below.
 "auto" also solves integer inputs of n = 4200 (int32, int64; a negative edge) on the path that
 solves a host input while it arrives (n > 4096: engine.cu, upload_and_enqueue_arriving), in
 pinned chunks of 256 rows, so in six parts, and checks from the engine's trace line that it took
 that path; not with --no-cluster (racecheck: its kernels are the round loop's, covered above).
+"auto" also solves, with predecessors, int32 and float64 graphs of n = 1601 with negative edges:
+the general plan in super-rounds (engine.cu: kPredDeepMinN); not with --no-cluster either
+(racecheck over its n^3 shared-memory loads would take long).
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
 n = 260 and 300, with one worker per block as the engine picks, again with two and with three,
 and again with the workers on the SMs its clusters leave free forced on: flow.cuh,
@@ -80,6 +83,7 @@ def main() -> None:
         checked += check_all(predecessors=plan == "auto")
         if plan == "auto" and not NO_CLUSTER and not QUICK:
             checked += check_arriving()
+            checked += check_general_plan_super_rounds()
         print(f"sanitize driver: plan {plan} done", flush=True)
     os.environ.pop("APSP_CUDA_TILES", None)
     print(f"sanitize driver: {checked} solves match the CPU engine")
@@ -150,7 +154,7 @@ def check_all(predecessors: bool) -> int:
 def predecessors_ok(g, dist, pred) -> bool:
     """pred is -9999 exactly on the diagonal and where j is unreachable, and every other
     pred[i, j] = k is an edge k -> j with dist[i, k] + w(k, j) = dist[i, j] (to rounding for
-    floats). g has no negative weights here, so dist[i, i] = 0."""
+    floats). g has no negative cycle, so dist[i, i] = 0."""
     n = g.shape[0]
     if np.dtype(g.dtype).kind == "f":
         inf, close = np.inf, lambda x, y: np.allclose(x, y, rtol=1e-5, atol=0)
@@ -201,6 +205,27 @@ def check_arriving() -> int:
                 raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} arriving input")
     finally:
         del os.environ["APSP_CUDA_STAGING_ROWS"]
+    return 2
+
+
+def check_general_plan_super_rounds() -> int:
+    """Predecessors of graphs with negative edges (weights shifted by a potential, so no negative
+    cycle) at n = 1601: the general plan in super-rounds (n >= kPredDeepMinN, engine.cu:
+    minplus_pred_deep_kernel), ragged last tiles."""
+    rng = np.random.default_rng(7)
+    n = 1601
+    potential = rng.integers(0, 30, size=n)
+    for dtype, inf in ((np.int32, apsp.INT32_INF), (np.float64, np.inf)):
+        w = rng.integers(1, 1000, size=(n, n)) + potential[:, None] - potential[None, :]
+        g = w.astype(dtype)
+        g[rng.random((n, n)) < 0.9] = inf
+        np.fill_diagonal(g, 0)
+        a, lines = traced(lambda: solve(g, "cuda", pred=True))
+        plan = [line for line in lines if line.startswith("apsp cuda: plan ")]
+        if len(plan) != 1 or not plan[0].startswith("apsp cuda: plan pred32"):
+            raise SystemExit(f"not the general plan: {np.dtype(dtype).name} n={n}: {plan}")
+        if not np.array_equal(a[0], solve(g, "cpu")[0]) or not predecessors_ok(g, *a):
+            raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} general plan, predecessors")
     return 2
 
 
