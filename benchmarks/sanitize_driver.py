@@ -171,8 +171,8 @@ def predecessors_ok(g, dist, pred) -> bool:
     return close(dist[i, k].astype(exact) + g[k, j].astype(exact), dist[i, j].astype(exact))
 
 
-def traced(fn):
-    """Run fn with APSP_CUDA_TRACE=1; return (its result, the engine's stderr lines)."""
+def traced_plan(fn):
+    """Run fn with APSP_CUDA_TRACE=1; return (its result, the engine's "plan" lines on stderr)."""
     os.environ["APSP_CUDA_TRACE"] = "1"
     saved = os.dup(2)
     with tempfile.TemporaryFile() as f:
@@ -184,7 +184,8 @@ def traced(fn):
             os.close(saved)
             del os.environ["APSP_CUDA_TRACE"]
         f.seek(0)
-        return out, f.read().decode(errors="replace").splitlines()
+        lines = f.read().decode(errors="replace").splitlines()
+        return out, [line for line in lines if line.startswith("apsp cuda: plan ")]
 
 
 def check_arriving() -> int:
@@ -197,8 +198,7 @@ def check_arriving() -> int:
             g[rng.random((n, n)) < 0.99] = inf
             g[7, 3] = -5
             np.fill_diagonal(g, 0)
-            a, lines = traced(lambda: solve(g, "cuda"))
-            plan = [line for line in lines if line.startswith("apsp cuda: plan ")]
+            a, plan = traced_plan(lambda: solve(g, "cuda"))
             if len(plan) != 1 or "while it arrives in 6 parts" not in plan[0]:
                 raise SystemExit(f"not the arriving path: {np.dtype(dtype).name} n={n}: {plan}")
             if not np.array_equal(a[0], solve(g, "cpu")[0]):
@@ -220,8 +220,7 @@ def check_general_plan_super_rounds() -> int:
         g = w.astype(dtype)
         g[rng.random((n, n)) < 0.9] = inf
         np.fill_diagonal(g, 0)
-        a, lines = traced(lambda: solve(g, "cuda", pred=True))
-        plan = [line for line in lines if line.startswith("apsp cuda: plan ")]
+        a, plan = traced_plan(lambda: solve(g, "cuda", pred=True))
         if len(plan) != 1 or not plan[0].startswith("apsp cuda: plan pred32"):
             raise SystemExit(f"not the general plan: {np.dtype(dtype).name} n={n}: {plan}")
         if not np.array_equal(a[0], solve(g, "cpu")[0]) or not predecessors_ok(g, *a):

@@ -2,7 +2,7 @@
 # k-depth 128 (the working tree: minplus_pred_deep_kernel on 32 x 32 tiles; the fortieth session's
 # run, results/gpu_h100_s40_pred_deep.txt, had kPredDeepMinN at 0, so its small n took them too),
 # on 64 x 64 tiles (pred_deep64.patch), and one 32-wide round at a time (pred_deep.patch, the
-# change against 1f9c3c0, taken off a copy), the plan forced (APSP_CUDA_TILES=pred32), the engine's
+# change against dbe0b17, taken off a copy), the plan forced (APSP_CUDA_TILES=pred32), the engine's
 # choice at n = 10000 (the tagged plan: unchanged code, as a control); the builds timed in turn
 # twice by time_large.py. First the predecessor GPU tests under both new builds.
 # Usage: bash benchmarks/probes/pred_deep.sh (OUT set: device tool)
