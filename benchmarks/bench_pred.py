@@ -8,7 +8,10 @@ on the general plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 w
 weights (1..100: the argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
 apsp-gpu-pred32-fractional), float64 alike, are timed too; and the engine's choice with cp.async
 copies instead of TMA for the interior tiles (APSP_CUDA_TMA=0, impl apsp-gpu-pred-cpasync; its
-ratio is to the solve without predecessors with TMA).
+ratio is to the solve without predecessors with TMA). Signed weights (the same graph's weights
+minus one, so some are zero, plus p[i] - p[j]: negative edges, no negative cycle) need the
+(length, hops) order: int64 and float64 take the tagged plan on hop-scaled keys (tagged.cuh; impl
+apsp-gpu-pred-signed), timed beside the general plan forced (apsp-gpu-pred32-signed).
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -22,8 +25,19 @@ import sys
 
 import torch
 
-from bench_gpu import env_set, fractional, random_graph, time_device
+from bench_gpu import INT_INF, env_set, fractional, random_graph, time_device
 from machine_facts import machine, source_digest
+
+
+def signed(orig: torch.Tensor, seed: int = 3) -> torch.Tensor:
+    """random_graph's weights minus one (1% of the edges weigh 0, so zero-weight cycles) plus
+    p[i] - p[j] with p in 0..29 (negative edges; every cycle keeps its weight, so none is
+    negative)."""
+    g = torch.Generator(device=orig.device).manual_seed(seed)
+    n, dtype = orig.shape[0], str(orig.dtype).removeprefix("torch.")
+    p = torch.randint(0, 30, (n,), generator=g, device=orig.device).to(orig.dtype)
+    edge = orig < (float("inf") if orig.is_floating_point() else INT_INF[dtype])
+    return torch.where(edge, orig - 1 + p[:, None] - p[None, :], orig)
 
 
 def main() -> int:
@@ -42,18 +56,22 @@ def main() -> int:
     cases = (("int32", "integer", (chosen, cpasync, general)), ("float32", "integer", (chosen,)),
              ("float32", "fractional", (chosen, cpasync, general)),
              ("int64", "integer", (chosen, cpasync)), ("float64", "integer", (chosen, tagged)),
-             ("float64", "fractional", (chosen, cpasync, general)))
+             ("float64", "fractional", (chosen, cpasync, general)),
+             ("int64", "signed", (chosen, general)), ("float64", "signed", (chosen, general)))
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
             orig = fractional(orig)
+        elif weights == "signed":
+            orig = signed(orig)
         base = time_device(orig, args.reps, checks=False)
         for name, env in plans:
             with env_set(**env):
                 with_pred = time_device(orig, args.reps, checks=False, pred=True)
             ratio = with_pred / base
-            impl = "apsp-gpu-" + name + ("-fractional" if weights == "fractional" else "")
-            how = {"pred": "", "pred32": " on the general plan (pred32)",
+            impl = "apsp-gpu-" + name + ("" if weights == "integer" else "-" + weights)
+            how = {"pred": " on hop-scaled keys (the tagged plan)" if weights == "signed" else "",
+                   "pred32": " on the general plan (pred32)",
                    "pred-cpasync": " with cp.async copies, not TMA (APSP_CUDA_TMA=0)",
                    "tagged": " on the int64 tagged plan (APSP_CUDA_ARGMIN=0)"}[name]
             note = (f"device time with predecessors{how}, {weights} weights, checks off: "
@@ -62,7 +80,7 @@ def main() -> int:
             results.append({"impl": impl, "dtype": dtype, "n": args.n, "seconds": with_pred,
                             "updates_per_s": float(args.n) ** 3 / with_pred,
                             "fraction_of_ceiling": None, "note": note, "ratio_to_without": ratio})
-            print(f"{dtype:8s} {impl:26s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
+            print(f"{dtype:8s} {impl:27s} n={args.n}: without {base * 1e3:9.1f} ms, with predecessors "
                   f"{with_pred * 1e3:9.1f} ms ({ratio:.2f}x)", flush=True)
         del orig
         torch.cuda.empty_cache()

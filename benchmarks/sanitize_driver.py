@@ -211,21 +211,28 @@ def check_arriving() -> int:
 def check_general_plan_super_rounds() -> int:
     """Predecessors of graphs with negative edges (weights shifted by a potential, so no negative
     cycle) at n = 1601: the general plan in super-rounds (n >= kPredDeepMinN, engine.cu:
-    minplus_pred_deep_kernel), ragged last tiles."""
+    minplus_pred_deep_kernel) for int32 and fractional float64, ragged last tiles; int64 on the
+    tagged plan with hop-scaled keys (tagged.cuh), whose keys the pack and unpack convert."""
     rng = np.random.default_rng(7)
     n = 1601
     potential = rng.integers(0, 30, size=n)
-    for dtype, inf in ((np.int32, apsp.INT32_INF), (np.float64, np.inf)):
-        w = rng.integers(1, 1000, size=(n, n)) + potential[:, None] - potential[None, :]
+    cases = ((np.int32, apsp.INT32_INF, 0.0, "pred32,"), (np.float64, np.inf, 0.5, "pred32,"),
+             (np.int64, apsp.INT64_INF, 0.0, "tagged, int64 with hop counts in its keys"))
+    for dtype, inf, fraction, want in cases:
+        w = rng.integers(1, 1000, size=(n, n)) + potential[:, None] - potential[None, :] + fraction
         g = w.astype(dtype)
         g[rng.random((n, n)) < 0.9] = inf
         np.fill_diagonal(g, 0)
         a, plan = traced_plan(lambda: solve(g, "cuda", pred=True))
-        if len(plan) != 1 or not plan[0].startswith("apsp cuda: plan pred32"):
-            raise SystemExit(f"not the general plan: {np.dtype(dtype).name} n={n}: {plan}")
-        if not np.array_equal(a[0], solve(g, "cpu")[0]) or not predecessors_ok(g, *a):
-            raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} general plan, predecessors")
-    return 2
+        if len(plan) != 1 or not plan[0].startswith("apsp cuda: plan " + want):
+            raise SystemExit(f"not the plan {want!r}: {np.dtype(dtype).name} n={n}: {plan}")
+        if dtype == np.float64:
+            same = np.allclose(a[0], solve(g, "cpu")[0], rtol=1e-12)
+        else:
+            same = np.array_equal(a[0], solve(g, "cpu")[0])
+        if not same or not predecessors_ok(g, *a):
+            raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} {want}, predecessors")
+    return len(cases)
 
 
 if __name__ == "__main__":

@@ -569,26 +569,85 @@ def assert_paths_walk(g: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> None
     pytest.fail(f"{len(i)} chains of predecessors do not reach their source in {n} steps")
 
 
-# Zero-weight cycles and negative edges (no negative cycle) take the general plan: one 32-wide round
-# at a time below kPredDeepMinN (1536), super-rounds of four with phase 3 at k-depth 128 from it
-# (engine.cu). Sizes on both sides, ragged blocks and tiles; a device view with ld > n.
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("n", [129, 700, 1535, 1536, 2100])
-def test_general_predecessor_plan_walks(n, dtype, rng, capfd, torch):
-    w = rng.integers(0, 60, size=(n, n)).astype(np.float64)
+def general_graph(n: int, dtype, rng: np.random.Generator, most: int = 60) -> np.ndarray:
+    """Integer weights 0 .. most with zero-weight cycles, negative edges from potentials (cycles keep
+    their weight, so none is negative), and three vertices no other vertex reaches."""
+    w = rng.integers(0, most, size=(n, n)).astype(np.float64)
     w[rng.random((n, n)) < 0.1] = 0  # zero-weight edges, and so zero-weight cycles
-    p = rng.integers(0, 30, size=n).astype(np.float64)
-    g = (w + p[:, None] - p[None, :]).astype(dtype)  # negative edges, cycles keep their weight
+    p = rng.integers(0, most // 2 + 1, size=n).astype(np.float64)
+    g = (w + p[:, None] - p[None, :]).astype(dtype)
     g[rng.random((n, n)) > 0.3] = no_edge(dtype)
+    g[:, -3:] = no_edge(dtype)  # unreachable pairs beside negative weights
     np.fill_diagonal(g, 0)
-    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert plan == "pred32"
+    return g
+
+
+# Zero-weight cycles and negative edges (no negative cycle): the 8-byte types take the tagged plan on
+# hop-scaled keys (w * n + 1 an edge, tagged.cuh), int32 and float32 the general plan (their keys
+# would not fit: APSP_CUDA_TILES=pred32 forces it on the 8-byte types too). The general plan takes one
+# 32-wide round at a time below kPredDeepMinN (1536), super-rounds of four with phase 3 at k-depth
+# 128 from it (engine.cu). Sizes on both sides, ragged blocks and tiles; a device view with ld > n.
+@pytest.mark.parametrize("dtype, plan", [(np.float32, "auto"), (np.int32, "auto"),
+                                         (np.float64, "auto"), (np.int64, "auto"),
+                                         (np.float64, "pred32"), (np.int64, "pred32")],
+                         ids=lambda x: x if isinstance(x, str) else np.dtype(x).name)
+@pytest.mark.parametrize("n", [129, 700, 1535, 1536, 2100])
+def test_general_predecessor_plan_walks(plan, n, dtype, rng, capfd, torch, monkeypatch):
+    scaled = np.dtype(dtype).itemsize == 8
+    if plan == "pred32":
+        monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    g = general_graph(n, dtype, rng)
+    (dist, pred), line = trace_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    if scaled and plan == "auto":
+        assert line.startswith("apsp cuda: plan tagged,") and "with hop counts in its keys" in line
+    else:
+        assert line.startswith("apsp cuda: plan pred32,"), line
     assert_same(dist, cpu_solve(g))
+    assert (dist[:-3, -3:] == no_edge(dtype)).all() and (pred[:-3, -3:] == -9999).all()
     assert_paths_walk(g, dist, pred)
     if n == 2100:
         dist_view, pred_view = gpu_device_solve(torch, g, pad=8, pred=True)
         assert_same(dist_view, dist)
         assert_paths_walk(g, dist_view, pred_view)
+
+
+# Hop-scaled keys need (n - 1) * (max|w| * n + 1) within a quarter of the tags' range (tagged.cuh):
+# at n = 300 a max|w| up to 11 for int32 and float32 (the int32 twin), about 5.0e10 for int64 and
+# float64. The largest that fits and one past it, on each side; both walk.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_hop_scaled_keys_range(dtype, rng, capfd):
+    n = 300
+    max_length = 2**22 - 2 if np.dtype(dtype).itemsize == 4 else 2**54 - 2  # Tags<I>::max_length
+    most = (max_length // 4 // (n - 1) - 1) // n
+    for top, fits in ((most, True), (most + 1, False)):
+        g = general_graph(n, dtype, rng, most=2)  # weights -1 .. 2
+        g[6, :] = no_edge(dtype)  # no cycle through 6, so none through the heavy edge below
+        g[6, 6] = 0
+        g[5, 6] = -top
+        (dist, pred), line = trace_of(capfd, lambda: gpu_host_solve(g, pred=True))
+        assert ("with hop counts in its keys" in line) == fits, (top, line)
+        assert_same(dist, cpu_solve(g))
+        assert_paths_walk(g, dist, pred)
+
+
+# A negative cycle on hop-scaled keys: NegativeCycleError naming its vertices; without the checks the
+# diagonal shows it, predecessors are left unwalked (no chain to follow), and the next call works.
+@pytest.mark.parametrize("dtype", [np.float64, np.int64], ids=lambda d: np.dtype(d).name)
+def test_hop_scaled_negative_cycle(dtype, rng, capfd):
+    g = general_graph(2000, dtype, rng)
+    g[10, 11] = -200
+    g[11, 10] = 1
+    with pytest.raises(apsp.NegativeCycleError) as err:
+        gpu_host_solve(g, pred=True)
+    assert {10, 11} <= set(err.value.vertices)
+    (dist, pred), line = trace_of(capfd, lambda: gpu_host_solve(g, pred=True, checks=False))
+    assert "with hop counts in its keys" in line
+    assert dist[10, 10] < 0 and dist[11, 11] < 0
+    assert ((pred >= -9999) & (pred < 2000)).all()
+    h = general_graph(2000, dtype, rng)
+    dist, pred = gpu_host_solve(h, pred=True)
+    assert_same(dist, cpu_solve(h))
+    assert_paths_walk(h, dist, pred)
 
 
 # float32 graphs whose weights are all integers take the int32 tagged plan on the same buffer

@@ -432,6 +432,7 @@ struct Job {
   int32_t* p;
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
+  int64_t hop_scale = 0;  // tagged plan: keys w * hop_scale + hops where > 0 (tagged.cuh)
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
   bool tma = false;  // TMA copies for the min-plus kernel's interior tiles (gemm_maps)
   bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
@@ -1339,7 +1340,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK_LAUNCH("rules_kernel");
     }
     if constexpr (packs) {
-      pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.hop_scale);
       APSP_CUDA_CHECK_LAUNCH("pack_kernel");
     }
 
@@ -1368,7 +1369,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     }
 
     if constexpr (packs) {
-      unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld);
+      unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.hop_scale,
+                                                                        sc.st);
       APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
@@ -1540,6 +1542,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
+  bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
     const ScannedStats scanned = read_stats(sc.st, opt, n, stream);
@@ -1553,9 +1556,13 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     // predecessors and the round loops without; float64: the tagged plan where the argmin plan's
     // backup does not fit): the same results, since every sum is exact, and one instruction per
     // min-plus step (VIADDMNMX) where float32 needs two.
+    // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
+    // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin.
     if constexpr (std::is_integral_v<T>) {
       tagged_fits = tagged_candidate &&
                     positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+      const int64_t most = hop_scaled_max_weight<T>(n);
+      hop_scaled = tagged_candidate && !positive && most >= 0 && s.max_abs_int <= uint64_t(most);
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1594,8 +1601,12 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
           sc.rest = std::make_unique<AsyncBuffer>(ptr, stream);
         }
       }
+      const int64_t most = hop_scaled_max_weight<I>(n);
+      hop_scaled = tagged_candidate && !positive && integral && no_nan_or_neg_inf && most >= 0 &&
+                   s.max_abs_float <= double(most);
       tagged_fits = tagged_exact && !(argmin_first && argmin_fits);
     }
+    tagged_fits = tagged_fits || hop_scaled;
   }
 
   const bool cluster_ok = !pred.data && n <= ClusterShape::max_n && cluster_fits<T>(device);
@@ -1633,6 +1644,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool twin =
       twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
   set_sm90_features(job, hopper);
+  if (tiles == Tiles::tagged && hop_scaled) job.hop_scale = n;
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);
     job.flow_extra = flow_extra(n) && job.pdl && flow_shape.extra > 0;
@@ -1649,7 +1661,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   if (trace)  // diagnostics, and how the tests see which plan ran
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
-                 twin               ? " on integer kernels"
+                 job.hop_scale > 0  ? " with hop counts in its keys"
+                 : twin             ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""

@@ -47,6 +47,7 @@ struct DeviceStats {
   unsigned long long nonpositive;     // 1 if an off-diagonal weight is 0, 2 if any weight < 0
   unsigned long long nonintegral;     // floats: 1 if a finite off-diagonal weight is not an integer
   unsigned long long not_closer;      // argmin plan: 1 if a predecessor is not strictly closer
+  unsigned long long negative_diagonal;  // tagged plan on hop-scaled keys: 1 if a d[i][i] < 0
 };
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
@@ -296,31 +297,56 @@ __global__ void finalize_kernel(T* __restrict__ d, int64_t n, int64_t ld, int32_
 }
 
 // ---- values in another dtype's kernels (engine.cu) and the tagged plan's (tagged.cuh) ---------
-// In place, after the rules: w (>= 0 here) -> w as T, shifted left by Tags::bits for the tagged
-// plan; "no edge" -> T's (or Tags') infinity. V is the matrix's dtype: T itself (tagged plan), or
-// a float dtype of T's size whose weights are all integers (the scan checked that every path
-// length is exact in both), which runs its integer twin's plan.
+// In place, after the rules: w -> w as T, shifted left by Tags::bits for the tagged plan; "no edge"
+// -> T's (or Tags') infinity. V is the matrix's dtype: T itself (tagged plan), or a float dtype of
+// T's size whose weights are all integers (the scan checked that every path length is exact in
+// both), which runs its integer twin's plan. Where `scale` > 0 (the tagged plan of integer weights
+// with a zero or a negative one, tagged.cuh), the key of an edge is w * scale + 1, of the diagonal
+// w * scale: a path's key is its length times scale plus its hop count. A float diagonal below
+// zero (a negative cycle, the one weight the scan does not require to be whole) is rounded down,
+// so that it stays below zero.
 template <class V, class T, bool Tagged>
-__global__ void pack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+__global__ void pack_kernel(void* __restrict__ d, int64_t n, int64_t ld, int64_t scale) {
   static_assert(sizeof(V) == sizeof(T), "in place: same element size");
-  constexpr int shift = Tagged ? Tags<T>::bits : 0;
+  constexpr T unit = T(1) << (Tagged ? Tags<T>::bits : 0);
   const T inf = Tagged ? Tags<T>::inf : Semiring<T>::inf();
   each_element(n, [&](int64_t i, int64_t j) {
     const V w = static_cast<V*>(d)[i * ld + j];
     const bool none =
         std::is_floating_point_v<V> ? w == Semiring<V>::inf() : w >= V(Tags<T>::no_edge);
-    static_cast<T*>(d)[i * ld + j] = none ? inf : T(T(w) << shift);
+    T x;
+    if constexpr (std::is_floating_point_v<V>)
+      x = T(floor(w));
+    else
+      x = T(w);
+    if (scale > 0) x = x * T(scale) + T(i != j);
+    static_cast<T*>(d)[i * ld + j] = none ? inf : T(x * unit);
   });
 }
 
-// Before finalize: back to plain values of V (V's "no edge" where no path).
+// Before finalize: back to plain values of V (V's "no edge" where no path). On hop-scaled keys
+// (`scale` > 0) negative lengths can take a pair without a path below "no edge", but never below
+// half of it (tagged.cuh); the length is the key divided by scale, rounded down; a diagonal below
+// zero is flagged in st->negative_diagonal for resolve_kernel.
 template <class T, class V, bool Tagged>
-__global__ void unpack_kernel(void* __restrict__ d, int64_t n, int64_t ld) {
+__global__ void unpack_kernel(void* __restrict__ d, int64_t n, int64_t ld, int64_t scale,
+                              DeviceStats* st) {
   constexpr int shift = Tagged ? Tags<T>::bits : 0;
   const T inf = Tagged ? Tags<T>::inf : Semiring<T>::inf();
   each_element(n, [&](int64_t i, int64_t j) {
     const T w = static_cast<T*>(d)[i * ld + j];
-    static_cast<V*>(d)[i * ld + j] = w >= inf ? Semiring<V>::inf() : V(w >> shift);
+    V& out = static_cast<V*>(d)[i * ld + j];
+    if (scale > 0 ? w > inf / 2 : w >= inf) {
+      out = Semiring<V>::inf();
+      return;
+    }
+    T x = w >> shift;  // the tags' bits are clear here
+    if (scale > 0) {
+      const T q = x / T(scale);
+      x = q * T(scale) > x ? q - 1 : q;
+      if (i == j && x < 0) st->negative_diagonal = 1;
+    }
+    out = V(x);
   });
 }
 
@@ -1538,11 +1564,15 @@ __global__ void resolve_kernel(const T* __restrict__ d, int64_t n, int64_t ld,
   // few strips, so the chains' loads p[k][j] hit L2.
   const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   if (j >= n) return;
+  // With a negative cycle (hop-scaled keys) chains need not shorten: no predecessors, no walks.
+  const bool negative = st && st->negative_diagonal != 0;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < n;
        i += int64_t(gridDim.x) * blockDim.y) {
     int32_t q = p[i * pld + j];
     bool bad = false;
-    if (q >= kViaPivot) {
+    if (q >= kViaPivot && negative) {
+      p[i * pld + j] = kNoPredecessor;
+    } else if (q >= kViaPivot) {
       int64_t x = i;  // the row the chain has reached
       for (int64_t steps = 1; q >= kViaPivot; ++steps) {
         const int64_t k = q - kViaPivot;

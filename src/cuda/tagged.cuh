@@ -14,6 +14,17 @@
 // algorithm relaxed them in), and (n - 1) * max w at most Tags::max_length (for floats also
 // exact in the float type), so every path length survives the shift and no sum overflows: stored
 // values never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31 (2^63).
+//
+// Integer weights with a zero or a negative one (no cycle below zero) run it on hop-scaled keys
+// (engine.cu: Job::hop_scale; kernels.cuh: pack_kernel): an edge's key is w * n + 1, so a path's
+// key is its length times n plus its hop count. A shortest path with the fewest hops has at most
+// n - 1, so the smallest key is the pred32 plan's (length, hops) minimum, and every cycle's key is
+// above zero (a zero-weight cycle's is its hop count): chains of tight keys cannot loop, which is
+// all the tags need. Keys of paths lie within +-(n - 1) * (max|w| * n + 1); kept within a quarter
+// of max_length, a pair without a path ("no edge" plus at most two such paths below zero) stays
+// above half of Tags::inf, where unpack_kernel tells it apart, and a float's lengths are exact.
+// With a negative cycle the keys drift down as the plain solve's values do; unpack_kernel flags
+// the diagonal and resolve_kernel then leaves no predecessor to walk.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,5 +45,13 @@ struct Tags {
   static constexpr T inf = (no_edge + 1) - (T(1) << bits);  // "no edge", shifted, tag-free
   static constexpr int64_t max_length = int64_t(inf >> bits) - 1;  // longest exact path
 };
+
+// Hop-scaled keys (above): the largest max|w| whose keys fit at this n (> 1); -1 where none does.
+template <class T>
+int64_t hop_scaled_max_weight(int64_t n) {
+  if (n < 2) return -1;
+  const int64_t edge_key = Tags<T>::max_length / 4 / (n - 1);  // the largest edge key
+  return edge_key >= 1 ? (edge_key - 1) / n : -1;
+}
 
 }  // namespace apsp::cuda_detail
