@@ -14,9 +14,10 @@ and not the n = 4200 arriving input or the n = 1601 general plan below.
 solves a host input while it arrives (n > 4096: engine.cu, upload_and_enqueue_arriving), in
 pinned chunks of 256 rows, so in six parts, and checks from the engine's trace line that it took
 that path; not with --no-cluster (racecheck: its kernels are the round loop's, covered above).
-"auto" also solves, with predecessors, int32 and float64 graphs of n = 1601 with negative edges:
-the general plan in super-rounds (engine.cu: kPredDeepMinN); not with --no-cluster either
-(racecheck over its n^3 shared-memory loads would take long).
+"auto" also solves, with predecessors, graphs of n = 1601 with negative edges: int32 and
+fractional float64 on the general plan in super-rounds (engine.cu: kPredDeepMinN), int64 on the
+tagged plan with hop-scaled keys (tagged.cuh); not with --no-cluster either (racecheck over the
+general plan's n^3 shared-memory loads would take long).
 "auto" includes the one-cluster plan (64 < n <= 256, cluster.cuh) and the flow plan (4-byte types,
 n = 260 and 300, with one worker per block as the engine picks, again with two and with three,
 and again with the workers on the SMs its clusters leave free forced on: flow.cuh,

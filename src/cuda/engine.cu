@@ -132,7 +132,8 @@ template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
 };
-// With predecessors where tagged.cuh applies (integers, positive weights, short enough paths):
+// With predecessors where tagged.cuh applies (integers, positive weights or hop-scaled keys, short
+// enough paths):
 // super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
 // phase 3 at k-depth 128 by the k64d GEMM with tags, at about the speed of the solve without.
 template <class T>
@@ -1378,8 +1379,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
                                                                               job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
     }
-    // The flow kernel finalized its values; a float matrix on its integer twin (positive
-    // weights) has no negative diagonal to report.
+    // The flow kernel finalized its values. Every other plan's, on V again after any unpack,
+    // are finalized here (a negative diagonal is listed).
     if constexpr (!is_flow<P>::value) {
       finalize_kernel<V><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.p, job.pld, sc.st,
                                                            sc.negative);

@@ -1550,7 +1550,8 @@ __global__ void __launch_bounds__(PredDeep<T, TM, BK>::threads)
 // rounds each is followed down its chain of pivots to a vertex. With exact arithmetic this is
 // right with the final values too: if (i, j) last improved through k, then d[i][k] + d[k][j] =
 // d[i][j] at the end, so the predecessor of j on a shortest path from k is one from i, and
-// d[k][j] < d[i][j] (positive weights), so the chain strictly shortens and ends within n steps.
+// d[k][j] < d[i][j] (positive weights; on hop-scaled keys, tagged.cuh, d[i][k] is a key above
+// zero all the same), so the chain strictly shortens and ends within n steps.
 // The tagged plan's sums are exact. The argmin plan's (Check) are not: float rounding can break
 // that (x + w == x for a weight below the rounding step of a long path), so past kUncheckedVia
 // steps each step must be strictly closer, or the solve is marked failed; and every predecessor
