@@ -29,14 +29,13 @@ from bench_gpu import INT_INF, env_set, fractional, random_graph, time_device
 from machine_facts import machine, source_digest
 
 
-def signed(orig: torch.Tensor, seed: int = 3) -> torch.Tensor:
+def signed(orig: torch.Tensor, dtype: str, seed: int = 3) -> torch.Tensor:
     """random_graph's weights minus one (1% of the edges weigh 0, so zero-weight cycles) plus
     p[i] - p[j] with p in 0..29 (negative edges; every cycle keeps its weight, so none is
     negative)."""
     g = torch.Generator(device=orig.device).manual_seed(seed)
-    n, dtype = orig.shape[0], str(orig.dtype).removeprefix("torch.")
-    p = torch.randint(0, 30, (n,), generator=g, device=orig.device).to(orig.dtype)
-    edge = orig < (float("inf") if orig.is_floating_point() else INT_INF[dtype])
+    p = torch.randint(0, 30, (orig.shape[0],), generator=g, device=orig.device).to(orig.dtype)
+    edge = orig < INT_INF.get(dtype, float("inf"))
     return torch.where(edge, orig - 1 + p[:, None] - p[None, :], orig)
 
 
@@ -63,7 +62,7 @@ def main() -> int:
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
             orig = fractional(orig)
         elif weights == "signed":
-            orig = signed(orig)
+            orig = signed(orig, dtype)
         base = time_device(orig, args.reps, checks=False)
         for name, env in plans:
             with env_set(**env):

@@ -1557,13 +1557,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     // predecessors and the round loops without; float64: the tagged plan where the argmin plan's
     // backup does not fit): the same results, since every sum is exact, and one instruction per
     // min-plus step (VIADDMNMX) where float32 needs two.
-    // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
-    // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin.
     if constexpr (std::is_integral_v<T>) {
       tagged_fits = tagged_candidate &&
                     positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
-      const int64_t most = hop_scaled_max_weight<T>(n);
-      hop_scaled = tagged_candidate && !positive && most >= 0 && s.max_abs_int <= uint64_t(most);
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1602,11 +1598,16 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
           sc.rest = std::make_unique<AsyncBuffer>(ptr, stream);
         }
       }
-      const int64_t most = hop_scaled_max_weight<I>(n);
-      hop_scaled = tagged_candidate && !positive && integral && no_nan_or_neg_inf && most >= 0 &&
-                   s.max_abs_float <= double(most);
       tagged_fits = tagged_exact && !(argmin_first && argmin_fits);
     }
+    // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
+    // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin
+    // (an integer dtype is its own twin; the scan finds no NaN, -inf or fraction in it).
+    const int64_t most = hop_scaled_max_weight<typename IntegerTwin<T>::type>(n);
+    const bool keys_fit = most >= 0 && (std::is_integral_v<T> ? s.max_abs_int <= uint64_t(most)
+                                                              : s.max_abs_float <= double(most));
+    hop_scaled = tagged_candidate && !positive && integral && s.first_nan < 0 &&
+                 s.first_neg_inf < 0 && keys_fit;
     tagged_fits = tagged_fits || hop_scaled;
   }
 
