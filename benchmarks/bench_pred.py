@@ -1,17 +1,21 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
 with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
-1..99) puts int32, int64 and float32 on the tagged plan (engine.cu; float32 with integer weights
-runs it on its int32 twin) and float64 on the argmin plan (its own kernels, faster than the int64
-tagged plan, which APSP_CUDA_ARGMIN=0 times beside it: impl apsp-gpu-tagged); the same int32 solve
-on the general plan (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 with fractional
-weights (1..100: the argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
+1..99) puts int32, int64 and float64 on the argmin plan (engine.cu: integers below kArgminMaxN;
+float64 on its own kernels) and float32 on the tagged plan on its int32 twin; APSP_CUDA_ARGMIN=0
+times the tagged plan beside it (impl apsp-gpu-tagged: int32 and int64 on their own kernels, as
+from kArgminMaxN; float64 on the int64 kernels). The same int32 solve on the general plan
+(APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 with fractional weights (1..100: the
+argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
 apsp-gpu-pred32-fractional), float64 alike, are timed too; and the engine's choice with cp.async
 copies instead of TMA for the interior tiles (APSP_CUDA_TMA=0, impl apsp-gpu-pred-cpasync; its
 ratio is to the solve without predecessors with TMA). Signed weights (the same graph's weights
 minus one, so some are zero, plus p[i] - p[j]: negative edges, no negative cycle) need the
 (length, hops) order: int64 and float64 take the tagged plan on hop-scaled keys (tagged.cuh; impl
-apsp-gpu-pred-signed), timed beside the general plan forced (apsp-gpu-pred32-signed).
+apsp-gpu-pred-signed), timed beside the general plan forced (apsp-gpu-pred32-signed). int32
+weights of 10..999 (path lengths past the int32 tags' bound, which would keep them on the argmin
+plan from kArgminMaxN too) take the argmin plan (impl apsp-gpu-pred-long), timed beside the
+general plan forced (apsp-gpu-pred32-long).
 
 Usage: python benchmarks/bench_pred.py --out DIR [--tag h100] [--n 10000]
 Writes pred_<tag>.json (the schema report.py reads) into --out."""
@@ -39,6 +43,14 @@ def signed(orig: torch.Tensor, dtype: str, seed: int = 3) -> torch.Tensor:
     return torch.where(edge, orig - 1 + p[:, None] - p[None, :], orig)
 
 
+def long_paths(orig: torch.Tensor, seed: int = 4) -> torch.Tensor:
+    """random_graph's int32 weights times 10 plus 0..9 (10..999): at n = 10000 its path lengths
+    pass the int32 tags' bound (tagged.cuh: (n - 1) * max w <= 2^22 - 2, max w 419)."""
+    g = torch.Generator(device=orig.device).manual_seed(seed)
+    extra = torch.randint(0, 10, orig.shape, generator=g, device=orig.device, dtype=orig.dtype)
+    return torch.where(orig < INT_INF["int32"], orig * 10 + extra, orig)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -52,27 +64,33 @@ def main() -> int:
     chosen, general = ("pred", {}), ("pred32", {"APSP_CUDA_TILES": "pred32"})
     tagged = ("tagged", {"APSP_CUDA_ARGMIN": "0"})
     cpasync = ("pred-cpasync", {"APSP_CUDA_TMA": "0"})
-    cases = (("int32", "integer", (chosen, cpasync, general)), ("float32", "integer", (chosen,)),
-             ("float32", "fractional", (chosen, cpasync, general)),
-             ("int64", "integer", (chosen, cpasync)), ("float64", "integer", (chosen, tagged)),
+    cases = (("int32", "integer", (chosen, cpasync, tagged, general)),
+             ("float32", "integer", (chosen,)), ("float32", "fractional", (chosen, cpasync, general)),
+             ("int64", "integer", (chosen, cpasync, tagged)),
+             ("float64", "integer", (chosen, tagged)),
              ("float64", "fractional", (chosen, cpasync, general)),
-             ("int64", "signed", (chosen, general)), ("float64", "signed", (chosen, general)))
+             ("int64", "signed", (chosen, general)), ("float64", "signed", (chosen, general)),
+             ("int32", "long", (chosen, general)))
     for dtype, weights, plans in cases:
         orig = random_graph(args.n, dtype)
         if weights == "fractional":  # the same graph, weights in [1, 100) with fractions
             orig = fractional(orig)
         elif weights == "signed":
             orig = signed(orig, dtype)
+        elif weights == "long":
+            orig = long_paths(orig)
         base = time_device(orig, args.reps, checks=False)
         for name, env in plans:
             with env_set(**env):
                 with_pred = time_device(orig, args.reps, checks=False, pred=True)
             ratio = with_pred / base
             impl = "apsp-gpu-" + name + ("" if weights == "integer" else "-" + weights)
-            how = {"pred": " on hop-scaled keys (the tagged plan)" if weights == "signed" else "",
+            how = {"pred": {"signed": " on hop-scaled keys (the tagged plan)",
+                            "long": " on the argmin plan (paths too long for the tags)"}.get(
+                                weights, ""),
                    "pred32": " on the general plan (pred32)",
                    "pred-cpasync": " with cp.async copies, not TMA (APSP_CUDA_TMA=0)",
-                   "tagged": " on the int64 tagged plan (APSP_CUDA_ARGMIN=0)"}[name]
+                   "tagged": " on the tagged plan (APSP_CUDA_ARGMIN=0)"}[name]
             note = (f"device time with predecessors{how}, {weights} weights, checks off: "
                     f"{ratio:.2f}x the same solve without ({base * 1e3:.1f} ms in this run; "
                     f"target <= 1.6x)")

@@ -1,13 +1,13 @@
-"""Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel:
-each dtype, ragged sizes, a leading dimension > n, undirected and unweighted rules and a negative
-cycle, under the plan the engine picks (one launch for n <= 64) and again with each round loop
-named on the command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors
-(the general plan, the tagged plan for positive integer weights, floats included, and the argmin
-plan for positive fractional float weights; without predecessors, such float32 weights take the
-round loops' min3 step) under the engine's own choice only, since forcing a round loop does not
-change theirs. NumPy only (the host
-path), so the sanitizer sees nothing but apsp's own kernels. Exits non-zero if a result differs
-from the CPU engine, or if a predecessor is not the last edge of a shortest path.
+"""Small-n driver for compute-sanitizer (memcheck, racecheck) over every CUDA engine kernel: each
+dtype, ragged sizes, a leading dimension > n, undirected and unweighted rules and a negative cycle,
+under the plan the engine picks (one launch for n <= 64) and again with each round loop named on the
+command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors (the general
+plan, the argmin plan for positive weights, the tagged plan for positive float32 integer weights
+and, with the argmin plan switched off, integer ones; without predecessors, positive fractional
+float32 weights take the round loops' min3 step) under the engine's own choice only, since forcing
+a round loop does not change theirs. NumPy only (the host path), so the sanitizer sees nothing but
+apsp's own kernels. Exits non-zero if a result differs from the CPU engine, or if a predecessor
+is not the last edge of a shortest path.
 --quick (the GPU test tier's pass, tests/test_sanitizer.py) takes n in 33, 65, 130 and 300 only,
 and not the n = 4200 arriving input or the n = 1601 general plan below.
 "auto" also solves integer inputs of n = 4200 (int32, int64; a negative edge) on the path that
@@ -133,12 +133,19 @@ def check_all(predecessors: bool) -> int:
                     checked += 1
             if not predecessors:
                 continue
-            # positive integer weights from n > 128: the tagged plan (float32 on its int32 twin),
-            # float64 the argmin plan
-            a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
-            if not np.array_equal(a[0], b[0]) or not predecessors_ok(pos, *a):
-                raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, predecessors")
-            checked += 1
+            # positive integer weights from n > 128: the argmin plan for int32 and int64, the
+            # tagged plan for float32 (on its int32 twin) and, with APSP_CUDA_ARGMIN=0 (as past
+            # kArgminMaxN), for the integer dtypes; float64 the argmin plan
+            for argmin in ("1", "0") if np.dtype(dtype).kind == "i" else ("1",):
+                os.environ["APSP_CUDA_ARGMIN"] = argmin
+                try:
+                    a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)
+                finally:
+                    del os.environ["APSP_CUDA_ARGMIN"]
+                if not np.array_equal(a[0], b[0]) or not predecessors_ok(pos, *a):
+                    raise SystemExit(f"mismatch: {np.dtype(dtype).name} n={n} positive weights, "
+                                     f"predecessors, APSP_CUDA_ARGMIN={argmin}")
+                checked += 1
             if dtype in (np.float32, np.float64):  # positive fractional: argmin plan from n > 128
                 a, b = solve(frac, "cuda", pred=True), solve(frac, "cpu", pred=True)
                 if not np.allclose(a[0], b[0]) or not predecessors_ok(frac, *a):

@@ -47,8 +47,9 @@ def random_graph(n: int, dtype, rng: np.random.Generator, density: float = 0.3,
 def cpu_solve(g: np.ndarray, pred: bool = False, **kw):
     work = np.array(g, order="C", copy=True)
     p = np.empty(g.shape, np.int32) if pred else None
+    checks = kw.get("checks", True)
     _core.solve_host(work, p, "cpu", 0, kw.get("directed", True), kw.get("unweighted", False),
-                     True, True, None)
+                     checks, checks, None)
     return (work, p) if pred else work
 
 
@@ -531,19 +532,115 @@ def plan_of(capfd, solve):
     return out, line.split()[3].rstrip(",")
 
 
-# Integers with positive weights and short enough paths take the tagged plan (phase 3 finds the
-# winning pivot in the low bits of each sum, tagged.cuh); APSP_CUDA_TILES=pred32 forces the general
-# predecessor plan on the same graphs. Sizes: one super-round (no phase 3), several, ragged blocks
-# of every kind (n % 32, n % 64, n % 128), and n large enough for interior and edge tiles.
+# Integers with positive weights take the argmin plan below kArgminMaxN (15360, engine.cu: phase 3
+# keeps the winning group of 8 pivots; exact on integers, so no check), the tagged plan from it
+# where their paths fit the tags (phase 3 finds the winning pivot in the low bits of each sum,
+# tagged.cuh): APSP_CUDA_ARGMIN=0 forces that choice here, as APSP_CUDA_TILES=pred32 forces the
+# general predecessor plan, on the same graphs. n <= 128 always takes pred32. Sizes: one
+# super-round (no phase 3), several, ragged blocks of every kind (n % 32, n % 64, n % 128), and n
+# large enough for interior and edge tiles.
 @pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [100, 129, 200, 257, 300, 700, 1000, 2100])
-@pytest.mark.parametrize("plan", ["auto", "pred32"])
-def test_positive_integer_predecessors(plan, n, dtype, rng, monkeypatch):
-    if plan != "auto":
+@pytest.mark.parametrize("plan", ["auto", "tagged", "pred32"])
+def test_positive_integer_predecessors(plan, n, dtype, rng, capfd, monkeypatch):
+    if plan == "pred32":
         monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    elif plan == "tagged":
+        monkeypatch.setenv("APSP_CUDA_ARGMIN", "0")
     g = random_graph(n, dtype, rng, negative=False)
-    dist, pred = gpu_host_solve(g, pred=True)
+    (dist, pred), chosen = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert chosen == ("pred32" if plan == "pred32" or n <= 128
+                      else "argmin" if plan == "auto" else "tagged")
     assert_same(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+def long_int32_graph(n: int, rng: np.random.Generator) -> np.ndarray:
+    """random_graph's positive int32 graph with its weights scaled (plus a random remainder) so
+    that (n - 1) * max w is past the int32 tags' bound of 2^22 - 2 (tagged.cuh), about twice it,
+    and far below INF / 2."""
+    g = random_graph(n, np.int32, rng, negative=False)
+    scale = 2 * -(-(2**22) // ((n - 1) * 59))
+    edges = (g != apsp.INT32_INF) & ~np.eye(n, dtype=bool)
+    g[edges] = g[edges] * scale + rng.integers(0, scale, size=int(edges.sum()))
+    assert (n - 1) * int(g[edges].max()) > 2**22 - 2
+    return g
+
+
+# int32 paths too long for the tags (past 2^22 - 2: at n = 10000 any weight above 419) take the
+# argmin plan at every n, as every positive integer weight does below kArgminMaxN. Sizes as
+# above; the long chains of a path through every vertex; device views (ld not a multiple of 16
+# bytes, and one that is with n ragged).
+@pytest.mark.parametrize("n", [129, 200, 257, 300, 1000, 2101])
+def test_long_int32_paths_take_the_argmin_plan(n, rng, capfd):
+    g = long_int32_graph(n, rng)
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, int32, n = {n}"]
+    np.testing.assert_array_equal(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+def test_long_int32_paths_long_chains(rng, capfd):
+    n = 1200
+    order = rng.permutation(n)
+    g = np.full((n, n), apsp.INT32_INF, np.int32)
+    np.fill_diagonal(g, 0)
+    g[order[:-1], order[1:]] = rng.integers(10_000, 20_000, size=n - 1)
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, int32, n = {n}"]
+    np.testing.assert_array_equal(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+    assert (pred[order[0], order[1:]] == order[:-1]).all()  # the one path from the first vertex
+
+
+@pytest.mark.parametrize("n", [300, 2101])
+@pytest.mark.parametrize("pad", [13, 16])
+def test_long_int32_paths_device_views(torch, n, pad, rng, capfd):
+    g = long_int32_graph(n, rng)
+    pad = pad - n % 16 if pad == 16 else pad
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_device_solve(torch, g, pad=pad, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, int32, n = {n}"]
+    np.testing.assert_array_equal(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+# APSP_CUDA_TAGS=0 leaves the tagged plan out for positive weights (benchmarks): float32 integer
+# weights then take float32's argmin plan, with its check, instead of the tagged plan on the int32
+# twin.
+@pytest.mark.parametrize("n", [129, 300, 2101])
+def test_float32_argmin_plan_without_tags(n, rng, capfd, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TAGS", "0")
+    g = random_graph(n, np.float32, rng, negative=False)
+    (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
+    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    np.testing.assert_array_equal(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
+
+
+# The int32 plan by max w at n = 300: the argmin plan up to the input checks' bound (299 * w <
+# INF // 2); past it, with the checks off (on, it is an OverflowError), the general plan. With the
+# argmin plan left out (APSP_CUDA_ARGMIN=0, as past kArgminMaxN), the tagged plan up to the tags'
+# bound (2^22 - 2) // 299 and the general plan past it. The heavy edge enters a vertex without
+# edges out, so no path is longer than it and every solve is exact.
+TAGS_MAX_W = (2**22 - 2) // 299
+CHECKS_MAX_W = -(-(apsp.INT32_INF // 2) // 299) - 1
+
+
+@pytest.mark.parametrize("top, checks, argmin, want_plan", [
+    (TAGS_MAX_W, True, "0", "tagged"), (TAGS_MAX_W + 1, True, "0", "pred32"),
+    (TAGS_MAX_W + 1, True, "1", "argmin"), (CHECKS_MAX_W, True, "1", "argmin"),
+    (CHECKS_MAX_W + 1, False, "1", "pred32")],
+    ids=["tags", "past-tags", "argmin", "checks", "past-checks"])
+def test_int32_predecessor_plan_by_path_length(top, checks, argmin, want_plan, rng, capfd,
+                                               monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_ARGMIN", argmin)
+    g = random_graph(300, np.int32, rng, negative=False)
+    g[6, :] = apsp.INT32_INF
+    g[6, 6] = 0
+    g[5, 6] = top
+    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True, checks=checks))
+    assert plan == want_plan
+    np.testing.assert_array_equal(dist, cpu_solve(g, checks=checks))
     assert_tight_predecessors(g, dist, pred)
 
 
@@ -935,12 +1032,15 @@ def test_fractional_float_predecessors_device_views(torch, n, pad, dtype, rng, c
 # A at its dense pitch); APSP_CUDA_TMA=0 keeps cp.async: both give the same exact answers.
 @pytest.mark.parametrize("tma", ["1", "0"])
 @pytest.mark.parametrize("dtype, weights, want_plan", [
+    (np.int32, "integer", "argmin"), (np.int64, "integer", "argmin"),
     (np.int32, "integer", "tagged"), (np.int64, "integer", "tagged"),
     (np.float32, "fractional", "argmin"), (np.float64, "fractional", "argmin")],
-    ids=["int32", "int64", "float32", "float64"])
+    ids=["int32", "int64", "int32-tagged", "int64-tagged", "float32", "float64"])
 def test_predecessor_interior_tiles_with_and_without_tma(tma, dtype, weights, want_plan, rng, capfd,
                                                          monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TMA", tma)
+    if want_plan == "tagged":  # as past kArgminMaxN
+        monkeypatch.setenv("APSP_CUDA_ARGMIN", "0")
     n = 1000
     g = (random_graph(n, dtype, rng, negative=False) if weights == "integer"
          else fractional_graph(n, rng, dtype))
@@ -975,21 +1075,29 @@ def test_argmin_predecessors_solved_again_where_rounding_ties(dtype, big, rng, c
     assert apsp.path(pred, 0, n - 1) == list(range(n))
 
 
-# The tagged plan on device views: a leading dimension that is not a multiple of 16 bytes (the
-# 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge path).
+# The plans of positive integer weights on device views (the argmin plan for int32 and int64, the
+# tagged plan with APSP_CUDA_ARGMIN=0 and for float32 on its int32 twin): a leading dimension
+# that is not a multiple of 16 bytes (the 1-element tile path) and one that is, with n ragged
+# (the zero-filled 16-byte edge path).
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [300, 2101])
 @pytest.mark.parametrize("pad", [13, 16])
-def test_positive_integer_predecessors_device_views(torch, n, pad, dtype, rng):
+@pytest.mark.parametrize("argmin", ["1", "0"])
+def test_positive_integer_predecessors_device_views(torch, argmin, n, pad, dtype, rng,
+                                                    monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_ARGMIN", argmin)
     g = random_graph(n, dtype, rng, negative=False)
     dist, pred = gpu_device_solve(torch, g, pad=pad - n % 16 if pad == 16 else pad, pred=True)
     assert_same(dist, cpu_solve(g))
     assert_tight_predecessors(g, dist, pred)
 
 
-# The tagged plan after the rules: predecessors describe the symmetrised or unit-weight graph.
+# The argmin and tagged plans after the rules: predecessors describe the symmetrised or
+# unit-weight graph.
 @pytest.mark.parametrize("rules", ["undirected", "unweighted"])
-def test_positive_int32_predecessors_with_rules(rules, rng):
+@pytest.mark.parametrize("argmin", ["1", "0"])
+def test_positive_int32_predecessors_with_rules(argmin, rules, rng, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_ARGMIN", argmin)
     n = 300
     g = random_graph(n, np.int32, rng, negative=False)
     inf = INF[np.dtype(np.int32)]
@@ -1004,8 +1112,9 @@ def test_positive_int32_predecessors_with_rules(rules, rng):
     assert_tight_predecessors(effective, dist, pred)
 
 
-# Graphs outside the tagged plan's range take the general plan and stay exact: zero-weight edges
-# (and zero-weight cycles), and weights whose (n - 1) * max w is beyond its 2^22 - 2 bound.
+# Graphs outside the tagged plan's range stay exact: zero-weight edges (and zero-weight cycles) on
+# the general plan, and weights whose (n - 1) * max w is beyond its 2^22 - 2 bound on the argmin
+# plan.
 @pytest.mark.parametrize("case", ["zero_weights", "long_paths"])
 def test_int32_predecessors_outside_the_tagged_range(case, rng):
     n = 300

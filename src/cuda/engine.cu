@@ -108,6 +108,9 @@ struct Plan<T, Tiles::k64o, M> : Plan64<T, 512, M> {};
 // rounds: n = 512 0.41 / 0.56, 1024 1.25 / 1.32, 1536 2.95 / 2.97, 2048 6.25 / 5.43, 4096 41.4 /
 // 32.7, 10000 574 / 437; GPU_NOTES.md, fortieth session).
 constexpr int64_t kPredDeepMinN = 1536;
+// Positive integer weights take the argmin plan below this n, the tagged plan from it where the
+// paths fit the tags (solve_on_stream).
+constexpr int64_t kArgminMaxN = 15360;
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors, any weights: 32 x 32 tiles
   using type = T;
@@ -132,8 +135,8 @@ template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
 };
-// With predecessors where tagged.cuh applies (integers, positive weights or hop-scaled keys, short
-// enough paths):
+// With predecessors where tagged.cuh applies (integers: hop-scaled keys, or positive weights from
+// kArgminMaxN; short enough paths):
 // super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
 // phase 3 at k-depth 128 by the k64d GEMM with tags, at about the speed of the solve without.
 template <class T>
@@ -145,22 +148,22 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
   static constexpr auto gemm =
       minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, Track::Tags>;
 };
-// With predecessors for float graphs of positive weights that the tagged plan cannot take
-// (fractional weights, or paths too long for the tags): the tagged plan's super-rounds, with
-// phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: the hop buffer
-// holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
+// With predecessors for graphs of positive weights: integers below kArgminMaxN or with paths too
+// long for the tags, floats that the tagged plan cannot take (fractional weights, or paths too
+// long for the tags) or float64 ones (solve_on_stream). The tagged plan's super-rounds with
+// look-ahead, phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: for
+// floats the hop buffer holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
 // the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
 // entries for resolve_kernel. Float rounding can make a predecessor as far as its successor
-// (x + w == x); solve_argmin checks every predecessor afterwards and, where one is not strictly
-// closer, solves again on the pred32 plan.
+// (x + w == x); solve_argmin checks every float predecessor afterwards and, where one is not
+// strictly closer, solves again on the pred32 plan. Integer sums are exact: no check.
 template <class T>
 struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
-  static_assert(std::is_floating_point_v<T>, "argmin tracking: floats (integers take tags)");
   static constexpr bool argmin = true;
   static constexpr auto pivot = pivot_kernel<T, 32, 2, true, false>;
   static constexpr auto gemm_pred = minplus_pred_kernel<T, 32, false>;
-  // float32: k-depth 128 in 4 stages of 32 (73.7 KB, 3 blocks per SM); float64: k-depth 64 in 2
-  // stages (71.6 KB; 2 blocks per SM, as the plain float64 kernel).
+  // 4-byte types: k-depth 128 in 4 stages of 32 (73.7 KB, 3 blocks per SM); 8-byte types: k-depth
+  // 64 in 2 stages (71.6 KB; 2 blocks per SM, as the plain float64 kernel).
   static constexpr int TK = 64, TN = sizeof(T) == 4 ? 4 : 2, BK = 32;
   static constexpr int STAGES = sizeof(T) == 4 ? 4 : 2, MINB = sizeof(T) == 4 ? 3 : 2;
   using G = ArgminGemm<T, TK, 8, TN, BK, STAGES, MINB>;
@@ -224,9 +227,9 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // (`aligned`; a device array's own layout: a host solve's working matrix always is), where
 // element-by-element copies made it lose (ld = n: 833 288.8 / 253.2 us, 1000 with ld 1001 339.1
 // against 244.5 with ld 1000). With predecessors: the tagged plan where `tagged_fits`
-// (tagged.cuh), else the argmin plan where `argmin_fits` (floats, positive weights), pred32
-// otherwise. APSP_CUDA_TILES=cluster|flow|k64o|k64q|k64d|k64w forces the plan of solves without
-// predecessors, =pred32 that of solves with them (benchmarks and tests).
+// (tagged.cuh), else the argmin plan where `argmin_fits` (positive weights), pred32 otherwise
+// (solve_on_stream decides). APSP_CUDA_TILES=cluster|flow|k64o|k64q|k64d|k64w forces the plan of
+// solves without predecessors, =pred32 that of solves with them (benchmarks and tests).
 constexpr int64_t kDoubleMinN4 = 2240, kDoubleMinInt64 = 1536, kDoubleMinFloat64 = 1920;
 constexpr int64_t kDeepMinN = 4864, kOctoMinN = 12288;
 constexpr int64_t kChainPdlMaxN4 = 3392, kChainPdlMaxN8 = 2816;
@@ -308,7 +311,7 @@ void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
       if constexpr (sizeof(T) == 4) return with_plan<T, Tiles::flow>(twin, min3, f);
       break;
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
-    case Tiles::argmin: break;  // floats only, with its check: solve_argmin
+    case Tiles::argmin: break;  // solve_argmin (floats: with its check)
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
@@ -1375,8 +1378,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
-      resolve_kernel<V, P::argmin><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
-                                                                              job.pld, sc.st);
+      constexpr bool check = P::argmin && std::is_floating_point_v<V>;  // float rounding
+      resolve_kernel<V, check><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
+                                                                         job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
     }
     // The flow kernel finalized its values. Every other plan's, on V again after any unpack,
@@ -1389,12 +1393,13 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   }
 }
 
-// The argmin plan (floats, positive weights) with its check: the input waits in the hop buffer
+// The argmin plan (positive weights) with its check for floats: the input waits in the hop buffer
 // (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows, the rest in
 // sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that every
 // predecessor is strictly closer to its source than its vertex (resolve_kernel); where one is not
 // (float rounding), the input is put back and solved again on the pred32 plan, whose (length,
-// hops) step needs no check.
+// hops) step needs no check. int32 sums are exact (below INF / 2: solve_on_stream), so every
+// chain strictly shortens: no backup, no check.
 template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
   return sizeof(T) == 4 ? n : n / 2;
@@ -1402,6 +1407,12 @@ int64_t argmin_rows_in_hops(int64_t n) {
 template <class T>
 void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
                   const SolveScratch& sc) {
+  Job fast = job;
+  fast.h = nullptr;  // no hop counts: strict improvements
+  if constexpr (std::is_integral_v<T>) {
+    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+    return;
+  }
   const int64_t n = job.n, ld = job.ld, h = argmin_rows_in_hops<T>(n);
   const size_t row = size_t(n) * sizeof(T), pitch = size_t(ld) * sizeof(T);
   T* d = static_cast<T*>(job.d);
@@ -1417,8 +1428,6 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
     if (h < n) rows(d + h * ld, sc.rest->ptr, n - h);
   };
   copy(false);
-  Job fast = job;
-  fast.h = nullptr;  // no hop counts: strict improvements
   run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
   unsigned long long not_closer = 0;
   APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
@@ -1557,9 +1566,25 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     // predecessors and the round loops without; float64: the tagged plan where the argmin plan's
     // backup does not fit): the same results, since every sum is exact, and one instruction per
     // min-plus step (VIADDMNMX) where float32 needs two.
+    // APSP_CUDA_TAGS=0 leaves the tagged plan out for positive weights, APSP_CUDA_ARGMIN=0 the
+    // argmin plan (benchmarks: both plans on the same graph; tests).
+    const bool tags_on = !switched_off("APSP_CUDA_TAGS");
+    const bool argmin_on = !switched_off("APSP_CUDA_ARGMIN");
     if constexpr (std::is_integral_v<T>) {
-      tagged_fits = tagged_candidate &&
-                    positive && s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+      // Positive integer weights: the argmin plan, exact on integers (no check, no backup), below
+      // kArgminMaxN; from it the tagged plan where the paths fit the tags. The argmin plan's
+      // look-ahead and its phases 1 and 2 without hop counts win at small n; the tagged plan's
+      // phase 3 at large n (H100, weights 1..99, ms, argmin / tagged: int32 n = 1024 0.88 / 1.09,
+      // 4096 8.2 / 10.4, 10000 89.5 / 93.7, 12288 156.7 / 159.4, 14336 243.6 / 244.8, 16384
+      // 358.0 / 354.2; int64 1024 1.15 / 1.64, 4096 25.3 / 29.1, 10000 340.0 / 351.7;
+      // GPU_NOTES.md, forty-second session). Past the tags (int32: (n - 1) * max w > 2^22 - 2,
+      // any w > 419 at n = 10000) the argmin plan at every n, where every path length stays below
+      // INF / 2 (the input checks' bound, here also with the checks off): no sum overflows.
+      const bool tags_fit = tagged_candidate && positive && tags_on &&
+                            s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
+      argmin_fits = tagged_candidate && positive && argmin_on && (!tags_fit || n < kArgminMaxN) &&
+                    s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
+      tagged_fits = tags_fit && !argmin_fits;
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1568,7 +1593,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
         longest = std::min<int64_t>(longest, int64_t(1) << std::numeric_limits<T>::digits);
         return s.max_abs_float * double(n - 1) <= double(longest);
       };
-      const bool tagged_exact = tagged_candidate && whole && within(Tags<I>::max_length);
+      const bool tagged_exact = tagged_candidate && whole && tags_on && within(Tags<I>::max_length);
       twin_fits = std::is_same_v<T, float> && !pred.data && whole &&
                   within(int64_t(Semiring<I>::inf()) - 1);
       // The min3 step: float32 weights all >= 0 (so every value is 0 .. +inf and orders as its
@@ -1584,7 +1609,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       // both plans on the same graph; tests: that fallback).
       constexpr bool argmin_first = std::is_same_v<T, double>;
       argmin_fits = tagged_candidate && (argmin_first || !tagged_exact) && positive &&
-                    no_nan_or_neg_inf && !switched_off("APSP_CUDA_ARGMIN");
+                    no_nan_or_neg_inf && argmin_on;
       const int64_t rest_rows = n - argmin_rows_in_hops<T>(n);
       if (argmin_fits && rest_rows > 0) {
         void* ptr = nullptr;
@@ -1678,14 +1703,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       run_plan<decltype(plan), T>(job, opt, device, stream, tiles, sc);
     });
   };
-  if constexpr (std::is_floating_point_v<T>) {  // argmin_fits is only ever true for floats
-    if (tiles == Tiles::argmin)
-      solve_argmin<T>(job, opt, device, stream, sc);
-    else
-      run_chosen();
-  } else {
+  if (tiles == Tiles::argmin)
+    solve_argmin<T>(job, opt, device, stream, sc);
+  else
     run_chosen();
-  }
   if (trace && job.below_zero) {  // which step the device chose (one sync, diagnostics only)
     unsigned below = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&below, job.below_zero, sizeof(below), cudaMemcpyDeviceToHost,

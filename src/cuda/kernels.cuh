@@ -361,7 +361,7 @@ __global__ void tags_rows_kernel(T* __restrict__ d, int64_t n, int64_t ld, int64
 
 // ---- phase 1: closure of the pivot tile --------------------------------------------------------
 // One predecessor step: the (length, hops) step where Hops, else strict improvement (the argmin
-// plan, positive float32 weights: its chains are checked afterwards, engine.cu).
+// plan, positive weights: float chains are checked afterwards, engine.cu).
 template <bool Hops, class T>
 __device__ __forceinline__ void relax_step(T& c, int32_t& pc, uint32_t& hc, T a, T b, int32_t pb,
                                            uint32_t ha, uint32_t hb) {
@@ -871,19 +871,19 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map
 //   None:   no predecessors.
 //   Tags:   (integers only, tagged.cuh) B carries the tags of its pivot rows; a non-zero tag t of
 //           the result says kk = t - 1 and is taken off the value.
-//   Argmin: (floats) the k loop runs in groups of ArgminGroup pivots: each element takes the
-//           minimum m of the group's sums and, where m < C, C = m and the group's number goes to a
-//           byte per element in shared memory (one predicated store, no register). Per group of
-//           8 pivots that is 18 instructions against the plain step's 16 (float32, whose weights
+//   Argmin: (positive weights) the k loop runs in groups of ArgminGroup pivots: each element takes
+//           the minimum m of the group's sums and, where m < C, C = m and the group's number goes
+//           to a byte per element in shared memory (one predicated store, no register). Per group
+//           of 8 pivots that is 18 instructions against the plain step's 16 (float32, whose weights
 //           are positive here, takes the group minimum by the min3 step: 15). Every chunk stays in
 //           shared memory (STAGES * BK covers the whole k-depth: ArgminGemm), so after the loop
 //           each thread finds the pivot of each of its improved elements, one per trip of a loop
 //           over a bit mask (a warp runs as many trips as its busiest lane): the first k of the
-//           last improving group whose sum is the group's minimum, and the store writes its
-//           entry without loading p[k][j]. H100, n = 10000, per super-round: the plain
-//           step 1.10 ms; a search of every element slot that any lane of the warp improved and
-//           a gather of p[k][j] per improved element 1.80 ms; the search per lane 1.56 ms; and
-//           with the entries resolved afterwards 1.54 ms (GPU_NOTES.md).
+//           last improving group whose sum is the group's minimum, and the store writes its entry
+//           without loading p[k][j]. H100, n = 10000, per super-round: the plain step 1.10 ms; a
+//           search of every element slot that any lane of the warp improved and a gather of p[k][j]
+//           per improved element 1.80 ms; the search per lane 1.56 ms; and with the entries
+//           resolved afterwards 1.54 ms (GPU_NOTES.md).
 enum class Track { None, Tags, Argmin };
 constexpr int ArgminGroup = 8;
 constexpr int32_t kViaPivot = int32_t(1) << 30;  // + k: "as in pivot row k" (n < 2^30)
@@ -905,8 +905,7 @@ __device__ __forceinline__ void minplus_tile(T* __restrict__ d, int64_t n, int64
   constexpr bool Tagged = Tr == Track::Tags, Argmin = Tr == Track::Argmin;
   static_assert(!Tagged || std::is_integral_v<T>, "tags live in integer values");
   static_assert(!Min3 || (std::is_same_v<T, float> && Tr != Track::Tags), "min3: float32 only");
-  static_assert(!Argmin || (std::is_floating_point_v<T> && BK % ArgminGroup == 0),
-                "argmin tracking: floats, whole groups per chunk");
+  static_assert(!Argmin || BK % ArgminGroup == 0, "argmin tracking: whole groups per chunk");
   using Cfg = Gemm<T, K, TM, TN, BK, STAGES, MINB>;
   constexpr int V = Cfg::V, G = Cfg::G, threads = Cfg::threads;
   // The threads cover the tile's first H rows and W columns (all of it, or an edge strip):
