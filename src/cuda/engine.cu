@@ -1398,7 +1398,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 // sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that every
 // predecessor is strictly closer to its source than its vertex (resolve_kernel); where one is not
 // (float rounding), the input is put back and solved again on the pred32 plan, whose (length,
-// hops) step needs no check. int32 sums are exact (below INF / 2: solve_on_stream), so every
+// hops) step needs no check. Integer sums are exact (below INF / 2: solve_on_stream), so every
 // chain strictly shortens: no backup, no check.
 template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
