@@ -1378,7 +1378,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
-      constexpr bool check = P::argmin && std::is_floating_point_v<V>;  // float rounding
+      constexpr bool check = P::argmin && std::is_floating_point_v<T>;  // float rounding
       resolve_kernel<V, check><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
                                                                          job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
@@ -1404,43 +1404,45 @@ template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
   return sizeof(T) == 4 ? n : n / 2;
 }
+// The input to the float argmin plan's backup (the hop buffer and sc.rest), or back from it.
 template <class T>
-void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
-                  const SolveScratch& sc) {
-  Job fast = job;
-  fast.h = nullptr;  // no hop counts: strict improvements
-  if constexpr (std::is_integral_v<T>) {
-    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-    return;
-  }
+void argmin_backup(const Job& job, const SolveScratch& sc, cudaStream_t stream, bool restore) {
   const int64_t n = job.n, ld = job.ld, h = argmin_rows_in_hops<T>(n);
   const size_t row = size_t(n) * sizeof(T), pitch = size_t(ld) * sizeof(T);
   T* d = static_cast<T*>(job.d);
-  auto copy = [&](bool restore) {  // the input to the backup, or back
-    auto rows = [&](T* m, void* keep, int64_t count) {
-      if (count == 0) return;
-      APSP_CUDA_CHECK(restore ? cudaMemcpy2DAsync(m, pitch, keep, row, row, size_t(count),
-                                                  cudaMemcpyDeviceToDevice, stream)
-                              : cudaMemcpy2DAsync(keep, row, m, pitch, row, size_t(count),
-                                                  cudaMemcpyDeviceToDevice, stream));
-    };
-    rows(d, job.h, h);
-    if (h < n) rows(d + h * ld, sc.rest->ptr, n - h);
+  auto rows = [&](T* m, void* keep, int64_t count) {
+    if (count == 0) return;
+    APSP_CUDA_CHECK(restore ? cudaMemcpy2DAsync(m, pitch, keep, row, row, size_t(count),
+                                                cudaMemcpyDeviceToDevice, stream)
+                            : cudaMemcpy2DAsync(keep, row, m, pitch, row, size_t(count),
+                                                cudaMemcpyDeviceToDevice, stream));
   };
-  copy(false);
+  rows(d, job.h, h);
+  if (h < n) rows(d + h * ld, sc.rest->ptr, n - h);
+}
+template <class T>
+void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
+                  const SolveScratch& sc) {
+  constexpr bool checked = std::is_floating_point_v<T>;  // integer sums are exact
+  if constexpr (checked) argmin_backup<T>(job, sc, stream, false);
+  Job fast = job;
+  fast.h = nullptr;  // no hop counts: strict improvements
   run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-  unsigned long long not_closer = 0;
-  APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
-                                  cudaMemcpyDeviceToHost, stream));
-  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (!not_closer) return;
-  if (std::getenv("APSP_CUDA_TRACE"))
-    std::fprintf(stderr, "apsp cuda: argmin predecessors not strictly closer (float rounding): "
-                         "solved again on pred32\n");
-  copy(true);
-  if (sc.negative)  // finalize counts negative diagonals again (none: positive weights)
-    APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->negative_count, 0, sizeof(unsigned long long), stream));
-  run_plan<Plan<T, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
+  if constexpr (checked) {
+    unsigned long long not_closer = 0;
+    APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
+                                    cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!not_closer) return;
+    if (std::getenv("APSP_CUDA_TRACE"))
+      std::fprintf(stderr, "apsp cuda: argmin predecessors not strictly closer (float rounding): "
+                           "solved again on pred32\n");
+    argmin_backup<T>(job, sc, stream, true);
+    if (sc.negative)  // finalize counts negative diagonals again (none: positive weights)
+      APSP_CUDA_CHECK(
+          cudaMemsetAsync(&sc.st->negative_count, 0, sizeof(unsigned long long), stream));
+    run_plan<Plan<T, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
+  }
 }
 
 // Whether the environment variable `name` is "0" (a feature switched off: benchmarks).

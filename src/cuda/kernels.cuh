@@ -1548,9 +1548,10 @@ __global__ void __launch_bounds__(PredDeep<T, TM, BK>::threads)
 // Phases 1 and 2 copy such entries like any other: they mean the same in every row. After the
 // rounds each is followed down its chain of pivots to a vertex. With exact arithmetic this is
 // right with the final values too: if (i, j) last improved through k, then d[i][k] + d[k][j] =
-// d[i][j] at the end, so the predecessor of j on a shortest path from k is one from i, and
-// d[k][j] < d[i][j] (positive weights; on hop-scaled keys, tagged.cuh, d[i][k] is a key above
-// zero all the same), so the chain strictly shortens and ends within n steps.
+// d[i][j] at the end, so the predecessor of j on a shortest path from k is one from i. With
+// positive weights d[k][j] < d[i][j], so the chain strictly shortens and ends within n steps; on
+// hop-scaled keys (tagged.cuh, negative edges too) it cannot loop either, since a loop of such
+// tight pairs would be a cycle of key zero, and every cycle's key is above zero.
 // The tagged plan's sums are exact. The argmin plan's (Check) are not: float rounding can break
 // that (x + w == x for a weight below the rounding step of a long path), so past kUncheckedVia
 // steps each step must be strictly closer, or the solve is marked failed; and every predecessor
