@@ -2,10 +2,10 @@
 dtype, ragged sizes, a leading dimension > n, undirected and unweighted rules and a negative cycle,
 under the plan the engine picks (one launch for n <= 64) and again with each round loop named on the
 command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecessors (the general
-plan, the argmin plan for positive weights, the tagged plan for positive float32 integer weights
-and, with the argmin plan switched off, integer ones; without predecessors, positive fractional
-float32 weights take the round loops' min3 step) under the engine's own choice only, since forcing
-a round loop does not change theirs. NumPy only (the host path), so the sanitizer sees nothing but
+plan, the argmin plan for positive weights (float32 integer ones on the int32 twin), and with the
+argmin plan switched off the tagged plan for integer weights; without predecessors, positive
+fractional float32 weights take the round loops' min3 step) under the engine's own choice only,
+since forcing a round loop does not change theirs. NumPy only (the host path), so the sanitizer sees nothing but
 apsp's own kernels. Exits non-zero if a result differs from the CPU engine, or if a predecessor
 is not the last edge of a shortest path.
 --quick (the GPU test tier's pass, tests/test_sanitizer.py) takes n in 33, 65, 130 and 300 only,
@@ -133,10 +133,10 @@ def check_all(predecessors: bool) -> int:
                     checked += 1
             if not predecessors:
                 continue
-            # positive integer weights from n > 128: the argmin plan for int32 and int64, the
-            # tagged plan for float32 (on its int32 twin) and, with APSP_CUDA_ARGMIN=0 (as past
-            # kArgminMaxN), for the integer dtypes; float64 the argmin plan
-            for argmin in ("1", "0") if np.dtype(dtype).kind == "i" else ("1",):
+            # positive integer weights from n > 128: the argmin plan (float32 on its int32 twin)
+            # and, with APSP_CUDA_ARGMIN=0 (as past kArgminMaxN), the tagged plan (float64: the
+            # int64 one, as where the argmin plan's backup does not fit)
+            for argmin in ("1", "0"):
                 os.environ["APSP_CUDA_ARGMIN"] = argmin
                 try:
                     a, b = solve(pos, "cuda", pred=True), solve(pos, "cpu", pred=True)

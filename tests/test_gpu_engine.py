@@ -604,17 +604,64 @@ def test_long_int32_paths_device_views(torch, n, pad, rng, capfd):
     assert_tight_predecessors(g, dist, pred)
 
 
-# APSP_CUDA_TAGS=0 leaves the tagged plan out for positive weights (benchmarks): float32 integer
-# weights then take float32's argmin plan, with its check, instead of the tagged plan on the int32
-# twin.
+# float32 integer weights run the int32 plans on the same buffer, converted in place and back, by
+# the integers' rule: the argmin plan (exact: no check, so no argmin line) with the tagged plan on
+# or left out (APSP_CUDA_TAGS=0), the tagged plan with the argmin plan left out (APSP_CUDA_ARGMIN=0,
+# as past kArgminMaxN).
 @pytest.mark.parametrize("n", [129, 300, 2101])
-def test_float32_argmin_plan_without_tags(n, rng, capfd, monkeypatch):
-    monkeypatch.setenv("APSP_CUDA_TAGS", "0")
+@pytest.mark.parametrize("switch, want", [(None, "argmin, float32 on integer kernels"),
+                                          ("APSP_CUDA_TAGS", "argmin, float32 on integer kernels"),
+                                          ("APSP_CUDA_ARGMIN", "tagged, float32")],
+                         ids=["auto", "no-tags", "no-argmin"])
+def test_float32_integer_weights_on_int32_plans(switch, want, n, rng, capfd, monkeypatch):
+    if switch:
+        monkeypatch.setenv(switch, "0")
     g = random_graph(n, np.float32, rng, negative=False)
     (dist, pred), lines = argmin_trace(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert lines == [f"apsp cuda: plan argmin, float32, n = {n}"]
+    assert lines == [f"apsp cuda: plan {want}, n = {n}"]
     np.testing.assert_array_equal(dist, cpu_solve(g))
     assert_tight_predecessors(g, dist, pred)
+
+
+def scratch_high_water(solve) -> int:
+    """Run `solve` and return the most bytes the engine's stream-ordered scratch (cudaMallocAsync:
+    the current device's default memory pool, which PyTorch's own allocator does not use) held at
+    once: the pool's CU_MEMPOOL_ATTR_USED_MEM_HIGH, reset before, through the driver API."""
+    import ctypes
+    cuda = ctypes.CDLL("libcuda.so.1")
+    used_mem_high = 8  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+    device, pool = ctypes.c_int(), ctypes.c_void_p()
+    assert cuda.cuCtxGetDevice(ctypes.byref(device)) == 0
+    assert cuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), device) == 0
+    value = ctypes.c_uint64(0)
+    assert cuda.cuMemPoolSetAttribute(pool, used_mem_high, ctypes.byref(value)) == 0
+    solve()
+    assert cuda.cuMemPoolGetAttribute(pool, used_mem_high, ctypes.byref(value)) == 0
+    return value.value
+
+
+# The argmin plan on integer sums (int32, and float32 on its int32 twin) needs neither hop counts
+# nor a backup of its input: its solve's scratch stays far below the n x n x 4 bytes that the
+# tagged plan's hop counts (APSP_CUDA_ARGMIN=0) and float32's own argmin plan's backup
+# (fractional weights) take.
+@pytest.mark.parametrize("dtype, weights, argmin, needs_hops", [
+    (np.int32, "integer", "1", False), (np.float32, "integer", "1", False),
+    (np.int32, "integer", "0", True), (np.float32, "fractional", "1", True)],
+    ids=["int32-argmin", "float32-twin-argmin", "int32-tagged", "float32-argmin"])
+def test_argmin_plan_scratch_without_hop_counts(dtype, weights, argmin, needs_hops, torch, rng,
+                                                monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_ARGMIN", argmin)
+    n = 2000
+    g = (random_graph(n, dtype, rng, negative=False) if weights == "integer"
+         else fractional_graph(n, rng, dtype))
+    torch.cuda.synchronize()
+    out = []
+    high = scratch_high_water(lambda: out.append(gpu_device_solve(torch, g, pred=True)))
+    assert (high >= n * n * 4) == needs_hops, high
+    dist, pred = out[0]
+    assert_same(dist, cpu_solve(g))
+    if weights == "integer":
+        assert_tight_predecessors(g, dist, pred)
 
 
 # The int32 plan by max w at n = 300: the argmin plan up to the input checks' bound (299 * w <
@@ -748,15 +795,16 @@ def test_hop_scaled_negative_cycle(dtype, rng, capfd):
     assert_paths_walk(h, dist, pred)
 
 
-# float32 graphs whose weights are all integers take the int32 tagged plan on the same buffer
-# (converted in place and back, engine.cu); float64 ones the argmin plan on their own kernels
-# (faster than the int64 tagged plan). Both exact, so dist equals the CPU engine's bit for bit.
+# float graphs whose weights are all integers take the argmin plan: float32 on its int32 twin, on
+# the same buffer (converted in place and back, engine.cu), float64 on its own kernels (faster than
+# the int64 plans). Both exact, so dist equals the CPU engine's bit for bit.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [129, 300, 1000, 2101])
 def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
     g = random_graph(n, dtype, rng, negative=False)
-    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True))
-    assert plan == ("tagged" if dtype == np.float32 else "argmin")
+    (dist, pred), line = trace_of(capfd, lambda: gpu_host_solve(g, pred=True))
+    twin = " on integer kernels" if dtype == np.float32 else ""
+    assert line == f"apsp cuda: plan argmin, {np.dtype(dtype).name}{twin}, n = {n}"
     want = cpu_solve(g)
     assert dist.dtype == want.dtype
     np.testing.assert_array_equal(dist, want)
@@ -778,13 +826,16 @@ def test_float64_predecessors_without_the_argmin_plan(weights, want_plan, rng, c
     assert_tight_predecessors(g, dist, pred)
 
 
-# Float graphs the tagged plan cannot take exactly: positive float32 weights (a fractional one, or
-# path lengths past the tags' bound of 2^22 - 2) take the argmin plan, a zero or a negative weight
-# the general plan. Unit weights from `unweighted` take the tagged plan whatever the raw weights are.
+# The plan of float32 graphs by their weights: positive integers (unit weights from `unweighted`
+# too, whatever the raw weights are) take the argmin plan on the int32 twin, also with path lengths
+# past the tags' bound of 2^22 - 2, as long as they are exact in float32 (up to 2^24); past that,
+# or with a fractional weight, float32's own argmin plan; a zero or a negative weight the general
+# plan.
 def plan_choice_graph(case: str, rng, longest: float):
     """A float32 graph (n = 300, positive integer weights) changed for one plan-choice case, and
     the solve's keywords: one fractional, zero or negative weight; an integer weight making
-    (n - 1) * max w exceed `longest`; fractional weights solved as unweighted."""
+    (n - 1) * max w exceed `longest` (past_exact: 2^24); fractional weights solved as
+    unweighted."""
     n = 300
     g = random_graph(n, np.float32, rng, negative=False)
     kw = {}
@@ -796,22 +847,28 @@ def plan_choice_graph(case: str, rng, longest: float):
         g[5, 7] = -1.0
     elif case == "long_paths":
         g[5, 7] = np.floor(longest / (n - 1)) + 1
+    elif case == "past_exact":
+        g[5, 7] = np.floor(2.0 ** 24 / (n - 1)) + 1
     elif case == "unweighted":
         plus_fraction(g)
         kw = {"unweighted": True}
     return g, kw
 
 
-@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "unweighted"])
+@pytest.mark.parametrize("case", ["fractional", "zero", "negative", "long_paths", "past_exact",
+                                  "unweighted"])
 def test_float_predecessor_plan_choice(case, rng, capfd):
     n = 300
     g, kw = plan_choice_graph(case, rng, 2.0 ** 22 - 2)
-    (dist, pred), plan = plan_of(capfd, lambda: gpu_host_solve(g, pred=True, **kw))
-    assert plan == {"unweighted": "tagged", "fractional": "argmin", "long_paths": "argmin"}.get(
-        case, "pred32")
+    (dist, pred), line = trace_of(capfd, lambda: gpu_host_solve(g, pred=True, **kw))
+    want = {"unweighted": "argmin, float32 on integer kernels",
+            "long_paths": "argmin, float32 on integer kernels",
+            "past_exact": "argmin, float32", "fractional": "argmin, float32"}.get(
+        case, "pred32, float32")
+    assert line == f"apsp cuda: plan {want}, n = {n}"
     assert_same(dist, cpu_solve(g, **kw))
     effective = np.where(np.isfinite(g), 1, np.inf).astype(np.float32) if kw else g
-    if case in ("unweighted", "long_paths"):
+    if case in ("unweighted", "long_paths", "past_exact"):
         assert_tight_predecessors(effective, dist, pred)
     else:  # fractional and signed weights: lengths along the paths, up to float rounding
         for i in range(0, n, 41):
@@ -1034,8 +1091,9 @@ def test_fractional_float_predecessors_device_views(torch, n, pad, dtype, rng, c
 @pytest.mark.parametrize("dtype, weights, want_plan", [
     (np.int32, "integer", "argmin"), (np.int64, "integer", "argmin"),
     (np.int32, "integer", "tagged"), (np.int64, "integer", "tagged"),
-    (np.float32, "fractional", "argmin"), (np.float64, "fractional", "argmin")],
-    ids=["int32", "int64", "int32-tagged", "int64-tagged", "float32", "float64"])
+    (np.float32, "integer", "argmin"), (np.float32, "fractional", "argmin"),
+    (np.float64, "fractional", "argmin")],
+    ids=["int32", "int64", "int32-tagged", "int64-tagged", "float32-twin", "float32", "float64"])
 def test_predecessor_interior_tiles_with_and_without_tma(tma, dtype, weights, want_plan, rng, capfd,
                                                          monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TMA", tma)
@@ -1075,10 +1133,10 @@ def test_argmin_predecessors_solved_again_where_rounding_ties(dtype, big, rng, c
     assert apsp.path(pred, 0, n - 1) == list(range(n))
 
 
-# The plans of positive integer weights on device views (the argmin plan for int32 and int64, the
-# tagged plan with APSP_CUDA_ARGMIN=0 and for float32 on its int32 twin): a leading dimension
-# that is not a multiple of 16 bytes (the 1-element tile path) and one that is, with n ragged
-# (the zero-filled 16-byte edge path).
+# The plans of positive integer weights on device views (the argmin plan, for float32 on its int32
+# twin; the tagged plan with APSP_CUDA_ARGMIN=0): a leading dimension that is not a multiple of 16
+# bytes (the 1-element tile path) and one that is, with n ragged (the zero-filled 16-byte edge
+# path).
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [300, 2101])
 @pytest.mark.parametrize("pad", [13, 16])

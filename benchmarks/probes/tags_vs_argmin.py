@@ -1,8 +1,7 @@
-"""Probe: predecessors of positive integer weights on the tagged plan (the engine's choice where
-the paths fit the tags) against the argmin plan (APSP_CUDA_TAGS=0) on the same graphs, by dtype
-and n: int32 and int64 on their own kernels, float32 (the tagged plan on its int32 twin against
-float32's argmin plan with its check). Device time by CUDA events, checks off, median of --reps
-after a warm-up, the two plans alternated --rounds times.
+"""Probe: predecessors of positive integer weights on the engine's choice, on the argmin plan
+(APSP_CUDA_TAGS=0) and on the tagged plan (APSP_CUDA_ARGMIN=0) on the same graphs, by dtype and n:
+int32 and int64 on their own kernels, float32 on its int32 twin. Device time by CUDA events,
+checks off, median of --reps after a warm-up, the plans alternated --rounds times.
 Usage: python benchmarks/probes/tags_vs_argmin.py [--cases int32:1024,4096 int64:2048] [--reps 3]"""
 import argparse
 import os
@@ -24,7 +23,8 @@ for case in args.cases:
         base = time_device(g, args.reps, checks=False)
         for r in range(args.rounds):
             cells = []
-            for name, env in (("chosen", {}), ("argmin", {"APSP_CUDA_TAGS": "0"})):
+            for name, env in (("chosen", {}), ("argmin", {"APSP_CUDA_TAGS": "0"}),
+                              ("tagged", {"APSP_CUDA_ARGMIN": "0"})):
                 with env_set(**env):
                     t = time_device(g, args.reps, checks=False, pred=True)
                 cells.append(f"{name} {t * 1e3:8.2f} ms ({t / base:.3f}x)")

@@ -125,8 +125,9 @@ struct Plan<T, Tiles::pred32> {  // with predecessors, any weights: 32 x 32 tile
   static constexpr auto gemm_deep = minplus_pred_deep_kernel<T, TK, BK>;
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
-// size on the same buffer (solve_on_stream): the tagged plan with predecessors (float64: where
-// the argmin plan's backup does not fit), and for float32 the round loops without (float64's own
+// size on the same buffer (solve_on_stream): with predecessors the tagged plan (float64: where
+// the argmin plan's backup does not fit) and for float32 the argmin plan (solve_argmin), and for
+// float32 the round loops without (float64's own
 // round loops are faster than int64's: DADD, DSETP and two selects against six integer
 // instructions a step; H100, integer weights, checks on, float64 / int64 kernels, ms: n = 512
 // 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 / 327.2; GPU_NOTES.md,
@@ -148,9 +149,10 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
   static constexpr auto gemm =
       minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, Track::Tags>;
 };
-// With predecessors for graphs of positive weights: integers below kArgminMaxN or with paths too
-// long for the tags, floats that the tagged plan cannot take (fractional weights, or paths too
-// long for the tags) or float64 ones (solve_on_stream). The tagged plan's super-rounds with
+// With predecessors for graphs of positive weights: integers (float32 integer weights on the
+// int32 twin) below kArgminMaxN or with paths too long for the tags, floats that the tagged plan
+// cannot take (fractional weights, or paths too long for the tags) or float64 ones
+// (solve_on_stream). The tagged plan's super-rounds with
 // look-ahead, phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: for
 // floats the hop buffer holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
 // the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
@@ -276,7 +278,8 @@ Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool a
 // The plan K of a T matrix, or of its integer twin (same buffer, converted in place: run_plan)
 // where `twin` says every weight is an integer (solve_on_stream; float32 round loops only), or
 // with the min3 step where `min3` says float32 weights are all non-negative. The tagged plan of a
-// float matrix is always its twin's; the one-launch plans and pred32 always run on T itself.
+// float matrix is always its twin's; the one-launch plans and pred32 always run on T itself (the
+// argmin plan: solve_argmin).
 template <class T, Tiles K, class F>
 void with_plan(bool twin, bool min3, F&& f) {
   using I = typename IntegerTwin<T>::type;
@@ -311,7 +314,7 @@ void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
       if constexpr (sizeof(T) == 4) return with_plan<T, Tiles::flow>(twin, min3, f);
       break;
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
-    case Tiles::argmin: break;  // solve_argmin (floats: with its check)
+    case Tiles::argmin: break;  // solve_argmin (floats: with its check, or on the int32 twin)
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
@@ -1393,13 +1396,15 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   }
 }
 
-// The argmin plan (positive weights) with its check for floats: the input waits in the hop buffer
-// (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows, the rest in
-// sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that every
-// predecessor is strictly closer to its source than its vertex (resolve_kernel); where one is not
-// (float rounding), the input is put back and solved again on the pred32 plan, whose (length,
-// hops) step needs no check. Integer sums are exact (below INF / 2: solve_on_stream), so every
-// chain strictly shortens: no backup, no check.
+// The argmin plan (positive weights). Where its sums are exact (`exact`: integer weights, every
+// path length below INF / 2 and, for a float32 matrix, within float32's integers: that matrix then
+// runs its int32 twin's plan on the same buffer, packed and unpacked by run_plan), every chain of
+// predecessors strictly shortens: no backup, no check. Otherwise (float rounding) the input waits
+// in the hop buffer (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows,
+// the rest in sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that
+// every predecessor is strictly closer to its source than its vertex (resolve_kernel); where one
+// is not, the input is put back and solved again on the pred32 plan, whose (length, hops) step
+// needs no check.
 template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
   return sizeof(T) == 4 ? n : n / 2;
@@ -1422,13 +1427,21 @@ void argmin_backup(const Job& job, const SolveScratch& sc, cudaStream_t stream, 
 }
 template <class T>
 void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t stream,
-                  const SolveScratch& sc) {
-  constexpr bool checked = std::is_floating_point_v<T>;  // integer sums are exact
-  if constexpr (checked) argmin_backup<T>(job, sc, stream, false);
+                  const SolveScratch& sc, bool exact) {
   Job fast = job;
   fast.h = nullptr;  // no hop counts: strict improvements
-  run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-  if constexpr (checked) {
+  if constexpr (std::is_integral_v<T>) {
+    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (exact) {  // on the int32 twin
+        run_plan<Plan<int32_t, Tiles::argmin>, float>(fast, opt, device, stream, Tiles::argmin,
+                                                      sc);
+        return;
+      }
+    }
+    argmin_backup<T>(job, sc, stream, false);
+    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
     unsigned long long not_closer = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
                                     cudaMemcpyDeviceToHost, stream));
@@ -1543,10 +1556,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   T* d = static_cast<T*>(dist.data);
   Job job{dist.data, n, ld, pred.data, pred.ld};
   SolveScratch sc;
-  if (pred.data) {  // the (length, hops) step's hop counts
+  // The (length, hops) step's hop counts (pred32 and the tagged plan), or the float argmin
+  // plan's backup of its input (solve_argmin): allocated once the plan needs them, so that the
+  // argmin plans that use neither (integer sums: exact) do without the n x n x 4 bytes.
+  auto allocate_hops = [&] {
+    if (sc.hops) return;
     sc.hops = std::make_unique<AsyncBuffer>(size_t(n) * size_t(n) * sizeof(uint32_t), stream);
     job.h = static_cast<uint32_t*>(sc.hops->ptr);
-  }
+  };
 
   // Statistics: for the input checks, and for the choice of the tagged plan (predecessors; for
   // floats, where every weight is an integer).
@@ -1554,6 +1571,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
+  bool argmin_exact = false;  // the argmin plan on integer sums: no backup, no check
   bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
@@ -1564,10 +1582,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
     // Floats whose weights are all positive integers, every path length exact in the float type
-    // and within the integer twin's range, run the twin's kernels (float32: the tagged plan with
-    // predecessors and the round loops without; float64: the tagged plan where the argmin plan's
-    // backup does not fit): the same results, since every sum is exact, and one instruction per
-    // min-plus step (VIADDMNMX) where float32 needs two.
+    // and within the integer twin's range, run the twin's kernels (float32: the argmin or tagged
+    // plan with predecessors, by the integers' rule, and the round loops without; float64: the
+    // tagged plan where the argmin plan's backup does not fit): the same results, since every sum
+    // is exact, and one instruction per min-plus step (VIADDMNMX) where float32 needs two.
     // APSP_CUDA_TAGS=0 leaves the tagged plan out for positive weights, APSP_CUDA_ARGMIN=0 the
     // argmin plan (benchmarks: both plans on the same graph; tests).
     const bool tags_on = !switched_off("APSP_CUDA_TAGS");
@@ -1587,6 +1605,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       argmin_fits = tagged_candidate && positive && argmin_on && (!tags_fit || n < kArgminMaxN) &&
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
+      argmin_exact = argmin_fits;
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1603,17 +1622,24 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       min3_fits = std::is_same_v<T, float> && nonnegative && no_nan_or_neg_inf;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else the tagged plan where its
-      // weights allow, else pred32). float32 integer weights take the tagged plan first; float64
-      // ones the argmin plan on float64's own kernels, faster than the tagged plan on int64's
-      // (H100, n = 10000, integer weights: 257 against 358 ms; GPU_NOTES.md, thirty-seventh
-      // session). With integer weights every sum is exact, so its check never fails.
+      // weights allow, else pred32). float64 integer weights take the argmin plan on float64's
+      // own kernels, faster than the tagged plan on int64's (H100, n = 10000, integer weights:
+      // 257 against 358 ms; GPU_NOTES.md, thirty-seventh session); every sum is exact, so its
+      // check never fails. float32 integer weights take the argmin plan on the int32 twin
+      // (`argmin_exact`: no backup, no check) by the integers' rule above: below kArgminMaxN, or
+      // where the paths are too long for the tags, with every path length exact in float32 and
+      // below int32's INF / 2 (GPU_NOTES.md, forty-third session); else the tagged plan on it.
       // APSP_CUDA_ARGMIN=0 leaves the argmin plan out, as if its backup did not fit (benchmarks:
       // both plans on the same graph; tests: that fallback).
       constexpr bool argmin_first = std::is_same_v<T, double>;
-      argmin_fits = tagged_candidate && (argmin_first || !tagged_exact) && positive &&
-                    no_nan_or_neg_inf && argmin_on;
+      argmin_exact = std::is_same_v<T, float> && tagged_candidate && whole && argmin_on &&
+                     (!tagged_exact || n < kArgminMaxN) &&
+                     within(int64_t(unreachable_threshold<I>()) - 1);
+      argmin_fits = tagged_candidate && (argmin_first || !tagged_exact || argmin_exact) &&
+                    positive && no_nan_or_neg_inf && argmin_on;
+      if (argmin_fits && !argmin_exact) allocate_hops();  // the backup's first rows, first
       const int64_t rest_rows = n - argmin_rows_in_hops<T>(n);
-      if (argmin_fits && rest_rows > 0) {
+      if (argmin_fits && !argmin_exact && rest_rows > 0) {
         void* ptr = nullptr;
         const cudaError_t err =
             cudaMallocAsync(&ptr, size_t(rest_rows) * size_t(n) * sizeof(T), stream);
@@ -1625,7 +1651,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
           sc.rest = std::make_unique<AsyncBuffer>(ptr, stream);
         }
       }
-      tagged_fits = tagged_exact && !(argmin_first && argmin_fits);
+      tagged_fits = tagged_exact && !((argmin_first || argmin_exact) && argmin_fits);
     }
     // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
     // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin
@@ -1672,6 +1698,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
       twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
+  if (pred.data && !(tiles == Tiles::argmin && argmin_exact)) allocate_hops();
   set_sm90_features(job, hopper);
   if (tiles == Tiles::tagged && hop_scaled) job.hop_scale = n;
   if (tiles == Tiles::flow) {  // a bad override raises here
@@ -1691,7 +1718,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  job.hop_scale > 0  ? " with hop counts in its keys"
-                 : twin             ? " on integer kernels"
+                 : twin || (tiles == Tiles::argmin && argmin_exact && !std::is_integral_v<T>)
+                     ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""
@@ -1706,7 +1734,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     });
   };
   if (tiles == Tiles::argmin)
-    solve_argmin<T>(job, opt, device, stream, sc);
+    solve_argmin<T>(job, opt, device, stream, sc, argmin_exact);
   else
     run_chosen();
   if (trace && job.below_zero) {  // which step the device chose (one sync, diagnostics only)
