@@ -1,10 +1,10 @@
 """GPU benchmark of the cost of predecessors (issue 5: solving with return_predecessors at
 n = 10000 should cost <= 1.6x solving without): device time of the same graph solved without and
 with predecessors, in one run, by CUDA events (the timing code of bench_gpu.py). The graph (weights
-1..99) puts every dtype on the argmin plan (engine.cu: integers below kArgminMaxN, float32 on its
-int32 twin; float64 on its own kernels); APSP_CUDA_ARGMIN=0 times the tagged plan beside it (impl
-apsp-gpu-tagged: int32 and int64 on their own kernels, as from kArgminMaxN; the floats on their
-integer twins). The same int32 solve on the general plan
+1..99) puts every dtype on the argmin plan (engine.cu: int32 below kArgminMaxN, float32 on its
+int32 twin by the same rule; int64 and float64 on their own kernels); APSP_CUDA_ARGMIN=0 times the
+tagged plan beside it (impl apsp-gpu-tagged: int32 and int64 on their own kernels, as int32 from
+kArgminMaxN; the floats on their integer twins). The same int32 solve on the general plan
 (APSP_CUDA_TILES=pred32, impl apsp-gpu-pred32) and float32 with fractional weights (1..100: the
 argmin plan, impl apsp-gpu-pred-fractional, and the general plan forced,
 apsp-gpu-pred32-fractional), float64 alike, are timed too; and the engine's choice with cp.async

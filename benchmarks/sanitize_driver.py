@@ -134,8 +134,8 @@ def check_all(predecessors: bool) -> int:
             if not predecessors:
                 continue
             # positive integer weights from n > 128: the argmin plan (float32 on its int32 twin)
-            # and, with APSP_CUDA_ARGMIN=0 (as past kArgminMaxN), the tagged plan (float64: the
-            # int64 one, as where the argmin plan's backup does not fit)
+            # and, with APSP_CUDA_ARGMIN=0 (as int32 past kArgminMaxN), the tagged plan
+            # (float64: the int64 one)
             for argmin in ("1", "0"):
                 os.environ["APSP_CUDA_ARGMIN"] = argmin
                 try:

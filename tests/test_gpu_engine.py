@@ -532,11 +532,11 @@ def plan_of(capfd, solve):
     return out, line.split()[3].rstrip(",")
 
 
-# Integers with positive weights take the argmin plan below kArgminMaxN (15360, engine.cu: phase 3
-# keeps the winning group of 8 pivots; exact on integers, so no check), the tagged plan from it
-# where their paths fit the tags (phase 3 finds the winning pivot in the low bits of each sum,
-# tagged.cuh): APSP_CUDA_ARGMIN=0 forces that choice here, as APSP_CUDA_TILES=pred32 forces the
-# general predecessor plan, on the same graphs. n <= 128 always takes pred32. Sizes: one
+# Integers with positive weights take the argmin plan (engine.cu: phase 3 keeps the winning group
+# of 8 pivots; exact on integers, so no check): int64 at every n, int32 below kArgminMaxN (15360)
+# and the tagged plan from it where their paths fit the tags (phase 3 finds the winning pivot in
+# the low bits of each sum, tagged.cuh). APSP_CUDA_ARGMIN=0 forces the tagged plan here, as
+# APSP_CUDA_TILES=pred32 forces the general predecessor plan, on the same graphs. n <= 128 always takes pred32. Sizes: one
 # super-round (no phase 3), several, ragged blocks of every kind (n % 32, n % 64, n % 128), and n
 # large enough for interior and edge tiles.
 @pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
@@ -640,14 +640,16 @@ def scratch_high_water(solve) -> int:
     return value.value
 
 
-# The argmin plan on integer sums (int32, and float32 on its int32 twin) needs neither hop counts
-# nor a backup of its input: its solve's scratch stays far below the n x n x 4 bytes that the
-# tagged plan's hop counts (APSP_CUDA_ARGMIN=0) and float32's own argmin plan's backup
-# (fractional weights) take.
+# The argmin plan on exact integer sums (int32, float32 on its int32 twin, float64 on its own
+# kernels) needs neither hop counts nor a backup of its input: its solve's scratch stays far below
+# the n x n x 4 bytes that the tagged plan's hop counts (APSP_CUDA_ARGMIN=0) and the float argmin
+# plan's backup (fractional weights) take.
 @pytest.mark.parametrize("dtype, weights, argmin, needs_hops", [
     (np.int32, "integer", "1", False), (np.float32, "integer", "1", False),
-    (np.int32, "integer", "0", True), (np.float32, "fractional", "1", True)],
-    ids=["int32-argmin", "float32-twin-argmin", "int32-tagged", "float32-argmin"])
+    (np.float64, "integer", "1", False), (np.int32, "integer", "0", True),
+    (np.float32, "fractional", "1", True), (np.float64, "fractional", "1", True)],
+    ids=["int32-argmin", "float32-twin-argmin", "float64-exact-argmin", "int32-tagged",
+         "float32-argmin", "float64-argmin"])
 def test_argmin_plan_scratch_without_hop_counts(dtype, weights, argmin, needs_hops, torch, rng,
                                                 monkeypatch):
     monkeypatch.setenv("APSP_CUDA_ARGMIN", argmin)
@@ -662,6 +664,27 @@ def test_argmin_plan_scratch_without_hop_counts(dtype, weights, argmin, needs_ho
     assert_same(dist, cpu_solve(g))
     if weights == "integer":
         assert_tight_predecessors(g, dist, pred)
+
+
+# float64 integer weights skip the argmin plan's backup and check where the sum of any two path
+# lengths is exact: (n - 1) * max w <= 2^52. One past it they keep both (the backup shows in the
+# solve's scratch). The heavy edge enters a vertex without edges out, so no path is longer than it
+# and both solves are exact.
+@pytest.mark.parametrize("past", [False, True], ids=["exact", "past"])
+def test_float64_argmin_backup_by_path_length(past, torch, rng, capfd):
+    n = 300
+    g = random_graph(n, np.float64, rng, negative=False)
+    g[6, :] = np.inf
+    g[6, 6] = 0
+    g[5, 6] = 2.0 ** 52 // (n - 1) + past
+    traced = []
+    high = scratch_high_water(lambda: traced.append(
+        argmin_trace(capfd, lambda: gpu_device_solve(torch, g, pred=True))))
+    (dist, pred), lines = traced[0]
+    assert lines == [f"apsp cuda: plan argmin, float64, n = {n}"]
+    assert (high >= n * n * 4) == past, high
+    np.testing.assert_array_equal(dist, cpu_solve(g))
+    assert_tight_predecessors(g, dist, pred)
 
 
 # The int32 plan by max w at n = 300: the argmin plan up to the input checks' bound (299 * w <
@@ -811,8 +834,8 @@ def test_integer_weighted_float_predecessors(n, dtype, rng, capfd):
     assert_tight_predecessors(g, dist, pred)
 
 
-# Where the argmin plan is left out (its input backup does not fit in free memory; here
-# APSP_CUDA_ARGMIN=0, the same branch), float64 integer weights take the int64 tagged plan and
+# Where the argmin plan is left out (APSP_CUDA_ARGMIN=0; the branch taken where float64's input
+# backup does not fit in free memory), float64 integer weights take the int64 tagged plan and
 # fractional ones (quarters: every sum exact, so bit for bit too) the general plan.
 @pytest.mark.parametrize("weights, want_plan", [("integer", "tagged"), ("fractional", "pred32")])
 def test_float64_predecessors_without_the_argmin_plan(weights, want_plan, rng, capfd, monkeypatch):
@@ -1097,7 +1120,7 @@ def test_fractional_float_predecessors_device_views(torch, n, pad, dtype, rng, c
 def test_predecessor_interior_tiles_with_and_without_tma(tma, dtype, weights, want_plan, rng, capfd,
                                                          monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TMA", tma)
-    if want_plan == "tagged":  # as past kArgminMaxN
+    if want_plan == "tagged":  # as int32 past kArgminMaxN
         monkeypatch.setenv("APSP_CUDA_ARGMIN", "0")
     n = 1000
     g = (random_graph(n, dtype, rng, negative=False) if weights == "integer"

@@ -108,8 +108,9 @@ struct Plan<T, Tiles::k64o, M> : Plan64<T, 512, M> {};
 // rounds: n = 512 0.41 / 0.56, 1024 1.25 / 1.32, 1536 2.95 / 2.97, 2048 6.25 / 5.43, 4096 41.4 /
 // 32.7, 10000 574 / 437; GPU_NOTES.md, fortieth session).
 constexpr int64_t kPredDeepMinN = 1536;
-// Positive integer weights take the argmin plan below this n, the tagged plan from it where the
-// paths fit the tags (solve_on_stream).
+// Positive int32 weights (and float32 integer ones on the int32 twin) take the argmin plan below
+// this n, the tagged plan from it where the paths fit the tags; int64 ones the argmin plan at every
+// n (solve_on_stream).
 constexpr int64_t kArgminMaxN = 15360;
 template <class T>
 struct Plan<T, Tiles::pred32> {  // with predecessors, any weights: 32 x 32 tiles
@@ -136,8 +137,8 @@ template <class F>
 struct IntegerTwin {
   using type = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
 };
-// With predecessors where tagged.cuh applies (integers: hop-scaled keys, or positive weights from
-// kArgminMaxN; short enough paths):
+// With predecessors where tagged.cuh applies (integers: hop-scaled keys, or positive 4-byte
+// weights from kArgminMaxN; short enough paths):
 // super-rounds of four 32-wide pivot blocks whose rows and columns the pred32 kernels finish, then
 // phase 3 at k-depth 128 by the k64d GEMM with tags, at about the speed of the solve without.
 template <class T>
@@ -149,9 +150,9 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
   static constexpr auto gemm =
       minplus_kernel<T, TK, 8, Deep::TN, Deep::BK, 3, Deep::MINB, Track::Tags>;
 };
-// With predecessors for graphs of positive weights: integers (float32 integer weights on the
-// int32 twin) below kArgminMaxN or with paths too long for the tags, floats that the tagged plan
-// cannot take (fractional weights, or paths too long for the tags) or float64 ones
+// With predecessors for graphs of positive weights: int32 (and float32 integer weights on the
+// int32 twin) below kArgminMaxN or with paths too long for the tags, int64, floats that the tagged
+// plan cannot take (fractional weights, or paths too long for the tags) or float64 ones
 // (solve_on_stream). The tagged plan's super-rounds with
 // look-ahead, phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: for
 // floats the hop buffer holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
@@ -1396,10 +1397,12 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   }
 }
 
-// The argmin plan (positive weights). Where its sums are exact (`exact`: integer weights, every
-// path length below INF / 2 and, for a float32 matrix, within float32's integers: that matrix then
-// runs its int32 twin's plan on the same buffer, packed and unpacked by run_plan), every chain of
-// predecessors strictly shortens: no backup, no check. Otherwise (float rounding) the input waits
+// The argmin plan (positive weights). Where its sums are exact (`exact`: integer weights, and
+// every path length below the integer type's INF / 2, or for floats short enough that the sum of
+// two is exact: solve_on_stream; a float32 matrix then runs its int32 twin's plan on the same
+// buffer, packed and unpacked by run_plan), every chain of predecessors strictly shortens: no
+// backup, no check (float64's resolve_kernel still counts predecessors not strictly closer; none
+// are). Otherwise (float rounding) the input waits
 // in the hop buffer (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows,
 // the rest in sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that
 // every predecessor is strictly closer to its source than its vertex (resolve_kernel); where one
@@ -1433,12 +1436,13 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
   if constexpr (std::is_integral_v<T>) {
     run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
   } else {
-    if constexpr (std::is_same_v<T, float>) {
-      if (exact) {  // on the int32 twin
+    if (exact) {  // float32 on the int32 twin, float64 on its own kernels (the check can't fail)
+      if constexpr (std::is_same_v<T, float>)
         run_plan<Plan<int32_t, Tiles::argmin>, float>(fast, opt, device, stream, Tiles::argmin,
                                                       sc);
-        return;
-      }
+      else
+        run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+      return;
     }
     argmin_backup<T>(job, sc, stream, false);
     run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
@@ -1571,7 +1575,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool scan = opt.check_input || tagged_candidate;
   if (scan || opt.check_negative_cycles) init_stats(sc, opt, n, stream);
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
-  bool argmin_exact = false;  // the argmin plan on integer sums: no backup, no check
+  bool argmin_exact = false;  // the argmin plan on exact integer sums: no backup, no check
   bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
@@ -1591,18 +1595,20 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     const bool tags_on = !switched_off("APSP_CUDA_TAGS");
     const bool argmin_on = !switched_off("APSP_CUDA_ARGMIN");
     if constexpr (std::is_integral_v<T>) {
-      // Positive integer weights: the argmin plan, exact on integers (no check, no backup), below
-      // kArgminMaxN; from it the tagged plan where the paths fit the tags. The argmin plan's
-      // look-ahead and its phases 1 and 2 without hop counts win at small n; the tagged plan's
-      // phase 3 at large n (H100, weights 1..99, ms, argmin / tagged: int32 n = 1024 0.88 / 1.09,
-      // 4096 8.2 / 10.4, 10000 89.5 / 93.7, 12288 156.7 / 159.4, 14336 243.6 / 244.8, 16384
-      // 358.0 / 354.2; int64 1024 1.15 / 1.64, 4096 25.3 / 29.1, 10000 340.0 / 351.7;
-      // GPU_NOTES.md, forty-second session). Past the tags (int32: (n - 1) * max w > 2^22 - 2,
-      // any w > 419 at n = 10000) the argmin plan at every n, where every path length stays below
-      // INF / 2 (the input checks' bound, here also with the checks off): no sum overflows.
+      // Positive integer weights: the argmin plan, exact on integers (no check, no backup); for
+      // int32 below kArgminMaxN, from it the tagged plan where the paths fit the tags. The argmin
+      // plan's look-ahead and its phases 1 and 2 without hop counts win at small n; int32's
+      // tagged plan's phase 3 at large n (H100, weights 1..99, ms, argmin / tagged: int32 n =
+      // 1024 0.88 / 1.09, 4096 8.2 / 10.4, 10000 89.5 / 93.7, 12288 156.7 / 159.4, 14336 243.6 /
+      // 244.8, 16384 358.0 / 354.2; int64 1024 1.15 / 1.64, 4096 25.3 / 29.1, 10000 340.0 /
+      // 351.7, GPU_NOTES.md, forty-second session; int64 12288 611 / 632, 16384 1428 / 1464,
+      // forty-third). Past the tags (int32: (n - 1) * max w > 2^22 - 2, any w > 419 at n =
+      // 10000) the argmin plan at every n, where every path length stays below INF / 2 (the input
+      // checks' bound, here also with the checks off): no sum overflows.
       const bool tags_fit = tagged_candidate && positive && tags_on &&
                             s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
-      argmin_fits = tagged_candidate && positive && argmin_on && (!tags_fit || n < kArgminMaxN) &&
+      const bool argmin_first = sizeof(T) == 8 || n < kArgminMaxN || !tags_fit;
+      argmin_fits = tagged_candidate && positive && argmin_on && argmin_first &&
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
       argmin_exact = argmin_fits;
@@ -1622,19 +1628,22 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       min3_fits = std::is_same_v<T, float> && nonnegative && no_nan_or_neg_inf;
       // The argmin plan: every off-diagonal weight > 0, no NaN and no -inf; for 8-byte types,
       // where the rest of the input's backup fits in free memory (else the tagged plan where its
-      // weights allow, else pred32). float64 integer weights take the argmin plan on float64's
-      // own kernels, faster than the tagged plan on int64's (H100, n = 10000, integer weights:
-      // 257 against 358 ms; GPU_NOTES.md, thirty-seventh session); every sum is exact, so its
-      // check never fails. float32 integer weights take the argmin plan on the int32 twin
-      // (`argmin_exact`: no backup, no check) by the integers' rule above: below kArgminMaxN, or
-      // where the paths are too long for the tags, with every path length exact in float32 and
-      // below int32's INF / 2 (GPU_NOTES.md, forty-third session); else the tagged plan on it.
+      // weights allow, else pred32). Where every weight is a positive integer and every path
+      // short enough that every sum is exact (`argmin_exact`; `exact_length` below): no backup,
+      // no check. Such float64 weights take the argmin plan on float64's own kernels, faster
+      // than the plans on int64's (H100, n = 10000, integer weights: 257 against 358 ms for the
+      // tagged plan; GPU_NOTES.md, thirty-seventh session); float32 ones the argmin plan on the
+      // int32 twin by the integers' rule above (below kArgminMaxN, or where the paths are too
+      // long for the tags; GPU_NOTES.md, forty-third session), else the tagged plan on it.
       // APSP_CUDA_ARGMIN=0 leaves the argmin plan out, as if its backup did not fit (benchmarks:
       // both plans on the same graph; tests: that fallback).
       constexpr bool argmin_first = std::is_same_v<T, double>;
-      argmin_exact = std::is_same_v<T, float> && tagged_candidate && whole && argmin_on &&
-                     (!tagged_exact || n < kArgminMaxN) &&
-                     within(int64_t(unreachable_threshold<I>()) - 1);
+      // float32 runs the int32 twin, whose sums of two path lengths below INF / 2 are exact;
+      // float64 its own kernels, whose sums of two path lengths up to 2^52 are.
+      const int64_t exact_length = argmin_first ? int64_t(1) << 52
+                                                : int64_t(unreachable_threshold<I>()) - 1;
+      argmin_exact = tagged_candidate && whole && argmin_on &&
+                     (argmin_first || !tagged_exact || n < kArgminMaxN) && within(exact_length);
       argmin_fits = tagged_candidate && (argmin_first || !tagged_exact || argmin_exact) &&
                     positive && no_nan_or_neg_inf && argmin_on;
       if (argmin_fits && !argmin_exact) allocate_hops();  // the backup's first rows, first
@@ -1718,7 +1727,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  job.hop_scale > 0  ? " with hop counts in its keys"
-                 : twin || (tiles == Tiles::argmin && argmin_exact && !std::is_integral_v<T>)
+                 : twin || (tiles == Tiles::argmin && argmin_exact && std::is_same_v<T, float>)
                      ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"

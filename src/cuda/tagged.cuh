@@ -13,8 +13,9 @@
 // >= 1 (positive weights: a chain of tight edges strictly shortens, whatever order the blocked
 // algorithm relaxed them in), and (n - 1) * max w at most Tags::max_length (for floats also
 // exact in the float type), so every path length survives the shift and no sum overflows: stored
-// values never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31 (2^63). Integer dtypes with
-// positive weights take it from engine.cu's kArgminMaxN only: below, the argmin plan is faster.
+// values never exceed Tags::inf, and 2 * Tags::inf + a tag < 2^31 (2^63). int32 (and float32
+// integer weights on it) with positive weights take it from engine.cu's kArgminMaxN only: below,
+// the argmin plan is faster; int64 never does (the argmin plan is faster at every n measured).
 //
 // Integer weights with a zero or a negative one (no cycle below zero) run it on hop-scaled keys
 // (engine.cu: Job::hop_scale; kernels.cuh: pack_kernel): an edge's key is w * n + 1, so a path's
