@@ -65,7 +65,8 @@ def main() -> int:
     tagged = ("tagged", {"APSP_CUDA_ARGMIN": "0"})
     cpasync = ("pred-cpasync", {"APSP_CUDA_TMA": "0"})
     cases = (("int32", "integer", (chosen, cpasync, tagged, general)),
-             ("float32", "integer", (chosen, tagged)), ("float32", "fractional", (chosen, cpasync, general)),
+             ("float32", "integer", (chosen, tagged)),
+             ("float32", "fractional", (chosen, cpasync, general)),
              ("int64", "integer", (chosen, cpasync, tagged)),
              ("float64", "integer", (chosen, tagged)),
              ("float64", "fractional", (chosen, cpasync, general)),

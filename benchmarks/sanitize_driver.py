@@ -5,9 +5,9 @@ command line forced (64-wide rounds, super-rounds of 2 and 8 blocks); predecesso
 plan, the argmin plan for positive weights (float32 integer ones on the int32 twin), and with the
 argmin plan switched off the tagged plan for integer weights; without predecessors, positive
 fractional float32 weights take the round loops' min3 step) under the engine's own choice only,
-since forcing a round loop does not change theirs. NumPy only (the host path), so the sanitizer sees nothing but
-apsp's own kernels. Exits non-zero if a result differs from the CPU engine, or if a predecessor
-is not the last edge of a shortest path.
+since forcing a round loop does not change theirs. NumPy only (the host path), so the sanitizer
+sees nothing but apsp's own kernels. Exits non-zero if a result differs from the CPU engine, or if
+a predecessor is not the last edge of a shortest path.
 --quick (the GPU test tier's pass, tests/test_sanitizer.py) takes n in 33, 65, 130 and 300 only,
 and not the n = 4200 arriving input or the n = 1601 general plan below.
 "auto" also solves integer inputs of n = 4200 (int32, int64; a negative edge) on the path that

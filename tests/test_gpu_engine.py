@@ -536,9 +536,9 @@ def plan_of(capfd, solve):
 # of 8 pivots; exact on integers, so no check): int64 at every n, int32 below kArgminMaxN (15360)
 # and the tagged plan from it where their paths fit the tags (phase 3 finds the winning pivot in
 # the low bits of each sum, tagged.cuh). APSP_CUDA_ARGMIN=0 forces the tagged plan here, as
-# APSP_CUDA_TILES=pred32 forces the general predecessor plan, on the same graphs. n <= 128 always takes pred32. Sizes: one
-# super-round (no phase 3), several, ragged blocks of every kind (n % 32, n % 64, n % 128), and n
-# large enough for interior and edge tiles.
+# APSP_CUDA_TILES=pred32 forces the general predecessor plan, on the same graphs. n <= 128 always
+# takes pred32. Sizes: one super-round (no phase 3), several, ragged blocks of every kind (n % 32,
+# n % 64, n % 128), and n large enough for interior and edge tiles.
 @pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [100, 129, 200, 257, 300, 700, 1000, 2100])
 @pytest.mark.parametrize("plan", ["auto", "tagged", "pred32"])

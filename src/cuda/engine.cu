@@ -126,10 +126,10 @@ struct Plan<T, Tiles::pred32> {  // with predecessors, any weights: 32 x 32 tile
   static constexpr auto gemm_deep = minplus_pred_deep_kernel<T, TK, BK>;
 };
 // Floats whose weights are all positive integers run the plans of the integer type of the same
-// size on the same buffer (solve_on_stream): with predecessors the tagged plan (float64: where
-// the argmin plan's backup does not fit) and for float32 the argmin plan (solve_argmin), and for
-// float32 the round loops without (float64's own
-// round loops are faster than int64's: DADD, DSETP and two selects against six integer
+// size on the same buffer (solve_on_stream): with predecessors the argmin plan (float32:
+// solve_argmin) or the tagged plan (float32 as int32 from kArgminMaxN; float64 where the argmin
+// plan is left out), and for float32 the round loops without (float64's own round loops are
+// faster than int64's: DADD, DSETP and two selects against six integer
 // instructions a step; H100, integer weights, checks on, float64 / int64 kernels, ms: n = 512
 // 0.434 / 0.550, 2048 2.500 / 3.491, 4096 14.78 / 23.57, 10000 203.4 / 327.2; GPU_NOTES.md,
 // thirty-seventh session).
@@ -153,13 +153,13 @@ struct Plan<T, Tiles::tagged> : Plan<T, Tiles::pred32> {
 // With predecessors for graphs of positive weights: int32 (and float32 integer weights on the
 // int32 twin) below kArgminMaxN or with paths too long for the tags, int64, floats that the tagged
 // plan cannot take (fractional weights, or paths too long for the tags) or float64 ones
-// (solve_on_stream). The tagged plan's super-rounds with
-// look-ahead, phases 1 and 2 by the pred32 kernels taking strict improvements (no hop counts: for
-// floats the hop buffer holds the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking
-// the winning group of pivots (kernels.cuh, Track::Argmin), which leaves "as in pivot row k"
-// entries for resolve_kernel. Float rounding can make a predecessor as far as its successor
-// (x + w == x); solve_argmin checks every float predecessor afterwards and, where one is not
-// strictly closer, solves again on the pred32 plan. Integer sums are exact: no check.
+// (solve_on_stream). The tagged plan's super-rounds with look-ahead, phases 1 and 2 by the pred32
+// kernels taking strict improvements (no hop counts: where float sums round, the hop buffer holds
+// the input meanwhile, solve_argmin) and phase 3 by the GEMM tracking the winning group of pivots
+// (kernels.cuh, Track::Argmin), which leaves "as in pivot row k" entries for resolve_kernel.
+// Float rounding can make a predecessor as far as its successor (x + w == x); where float sums
+// can round, solve_argmin checks every predecessor afterwards and, where one is not strictly
+// closer, solves again on the pred32 plan. Exact integer sums need no check.
 template <class T>
 struct Plan<T, Tiles::argmin> : Plan<T, Tiles::pred32> {
   static constexpr bool argmin = true;
@@ -1402,12 +1402,11 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 // two is exact: solve_on_stream; a float32 matrix then runs its int32 twin's plan on the same
 // buffer, packed and unpacked by run_plan), every chain of predecessors strictly shortens: no
 // backup, no check (float64's resolve_kernel still counts predecessors not strictly closer; none
-// are). Otherwise (float rounding) the input waits
-// in the hop buffer (n x n x 4 bytes, unused by this plan; for 8-byte types its first n / 2 rows,
-// the rest in sc.rest); run_plan resolves phase 3's "as in pivot row k" entries and checks that
-// every predecessor is strictly closer to its source than its vertex (resolve_kernel); where one
-// is not, the input is put back and solved again on the pred32 plan, whose (length, hops) step
-// needs no check.
+// are). Otherwise (float rounding) the input waits in the hop buffer (n x n x 4 bytes, unused by
+// this plan; for 8-byte types its first n / 2 rows, the rest in sc.rest); run_plan resolves phase
+// 3's "as in pivot row k" entries and checks that every predecessor is strictly closer to its
+// source than its vertex (resolve_kernel); where one is not, the input is put back and solved
+// again on the pred32 plan, whose (length, hops) step needs no check.
 template <class T>
 int64_t argmin_rows_in_hops(int64_t n) {
   return sizeof(T) == 4 ? n : n / 2;
@@ -1607,8 +1606,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       // checks' bound, here also with the checks off): no sum overflows.
       const bool tags_fit = tagged_candidate && positive && tags_on &&
                             s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
-      const bool argmin_first = sizeof(T) == 8 || n < kArgminMaxN || !tags_fit;
-      argmin_fits = tagged_candidate && positive && argmin_on && argmin_first &&
+      const bool argmin_preferred = sizeof(T) == 8 || n < kArgminMaxN || !tags_fit;
+      argmin_fits = tagged_candidate && positive && argmin_on && argmin_preferred &&
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
       argmin_exact = argmin_fits;
