@@ -441,6 +441,7 @@ struct Job {
   int64_t pld;
   uint32_t* h = nullptr;  // hop counts (n x n, compact) when predecessors are wanted
   int64_t hop_scale = 0;  // tagged plan: keys w * hop_scale + hops where > 0 (tagged.cuh)
+  bool check_closer = false;  // argmin plan on float sums that can round: resolve_kernel's check
   unsigned* below_zero = nullptr;  // min3 kernels: the rules' flag (kernels.cuh: minplus_kernel)
   bool tma = false;  // TMA copies for the min-plus kernel's interior tiles (gemm_maps)
   bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
@@ -1382,9 +1383,13 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
     }
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
-      constexpr bool check = P::argmin && std::is_floating_point_v<T>;  // float rounding
-      resolve_kernel<V, check><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
-                                                                         job.pld, sc.st);
+      constexpr bool can_round = P::argmin && std::is_floating_point_v<T>;
+      if (can_round && job.check_closer)
+        resolve_kernel<V, true><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
+                                                                          job.pld, sc.st);
+      else
+        resolve_kernel<V, false><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
+                                                                           job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
     }
     // The flow kernel finalized its values. Every other plan's, on V again after any unpack,
@@ -1401,8 +1406,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
 // every path length below the integer type's INF / 2, or for floats short enough that the sum of
 // two is exact: solve_on_stream; a float32 matrix then runs its int32 twin's plan on the same
 // buffer, packed and unpacked by run_plan), every chain of predecessors strictly shortens: no
-// backup, no check (float64's resolve_kernel still counts predecessors not strictly closer; none
-// are). Otherwise (float rounding) the input waits in the hop buffer (n x n x 4 bytes, unused by
+// backup, no check. Otherwise (float rounding) the input waits in the hop buffer (n x n x 4 bytes, unused by
 // this plan; for 8-byte types its first n / 2 rows, the rest in sc.rest); run_plan resolves phase
 // 3's "as in pivot row k" entries and checks that every predecessor is strictly closer to its
 // source than its vertex (resolve_kernel); where one is not, the input is put back and solved
@@ -1432,19 +1436,17 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
                   const SolveScratch& sc, bool exact) {
   Job fast = job;
   fast.h = nullptr;  // no hop counts: strict improvements
-  if constexpr (std::is_integral_v<T>) {
-    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
-  } else {
-    if (exact) {  // float32 on the int32 twin, float64 on its own kernels (the check can't fail)
-      if constexpr (std::is_same_v<T, float>)
-        run_plan<Plan<int32_t, Tiles::argmin>, float>(fast, opt, device, stream, Tiles::argmin,
-                                                      sc);
-      else
-        run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  if constexpr (std::is_same_v<T, float>) {
+    if (exact) {  // on the int32 twin
+      run_plan<Plan<int32_t, Tiles::argmin>, float>(fast, opt, device, stream, Tiles::argmin, sc);
       return;
     }
-    argmin_backup<T>(job, sc, stream, false);
-    run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  }
+  fast.check_closer = std::is_floating_point_v<T> && !exact;
+  if (fast.check_closer) argmin_backup<T>(job, sc, stream, false);
+  run_plan<Plan<T, Tiles::argmin>>(fast, opt, device, stream, Tiles::argmin, sc);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!fast.check_closer) return;
     unsigned long long not_closer = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&not_closer, &sc.st->not_closer, sizeof(not_closer),
                                     cudaMemcpyDeviceToHost, stream));
@@ -1593,6 +1595,11 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     // argmin plan (benchmarks: both plans on the same graph; tests).
     const bool tags_on = !switched_off("APSP_CUDA_TAGS");
     const bool argmin_on = !switched_off("APSP_CUDA_ARGMIN");
+    // Where exact sums allow both, the argmin plan before the tagged plan: for 8-byte types at
+    // every n, for 4-byte ones (int32, and float32 on it) below kArgminMaxN (measured below).
+    auto argmin_preferred = [&](bool tags_fit) {
+      return sizeof(T) == 8 || n < kArgminMaxN || !tags_fit;
+    };
     if constexpr (std::is_integral_v<T>) {
       // Positive integer weights: the argmin plan, exact on integers (no check, no backup); for
       // int32 below kArgminMaxN, from it the tagged plan where the paths fit the tags. The argmin
@@ -1606,8 +1613,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       // checks' bound, here also with the checks off): no sum overflows.
       const bool tags_fit = tagged_candidate && positive && tags_on &&
                             s.max_abs_int <= uint64_t(Tags<T>::max_length) / uint64_t(n - 1);
-      const bool argmin_preferred = sizeof(T) == 8 || n < kArgminMaxN || !tags_fit;
-      argmin_fits = tagged_candidate && positive && argmin_on && argmin_preferred &&
+      argmin_fits = tagged_candidate && positive && argmin_on && argmin_preferred(tags_fit) &&
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
       argmin_exact = argmin_fits;
@@ -1641,8 +1647,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       // float64 its own kernels, whose sums of two path lengths up to 2^52 are.
       const int64_t exact_length = argmin_first ? int64_t(1) << 52
                                                 : int64_t(unreachable_threshold<I>()) - 1;
-      argmin_exact = tagged_candidate && whole && argmin_on &&
-                     (argmin_first || !tagged_exact || n < kArgminMaxN) && within(exact_length);
+      argmin_exact = tagged_candidate && whole && argmin_on && argmin_preferred(tagged_exact) &&
+                     within(exact_length);
       argmin_fits = tagged_candidate && (argmin_first || !tagged_exact || argmin_exact) &&
                     positive && no_nan_or_neg_inf && argmin_on;
       if (argmin_fits && !argmin_exact) allocate_hops();  // the backup's first rows, first
