@@ -54,7 +54,8 @@ for f, c in counts.items():
 PY
 
 step "GPU test tier"
-APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests -q -p no:cacheprovider -p no:benchmark -n 4 2>&1 | tee "$OUT/tests.txt" || status=1
+XDIST=$(python -c "import xdist" 2>/dev/null && echo "-n 4")  # 4 workers where pytest-xdist is installed
+APSP_REQUIRE_GPU=1 python -m pytest -m gpu tests -q -p no:cacheprovider -p no:benchmark $XDIST 2>&1 | tee "$OUT/tests.txt" || status=1
 
 # (a hang past the timeout fails the step instead of the whole run)
 step "compute-sanitizer memcheck"

@@ -28,7 +28,9 @@ apsp::DType dtype_from_buffer(const py::buffer_info& info) {
   if (info.item_type_is_equivalent_to<int32_t>()) return apsp::DType::int32;
   if (info.item_type_is_equivalent_to<int64_t>()) return apsp::DType::int64;
   throw py::type_error("unsupported buffer format '" + info.format +
-                       "'; apsp computes in float32, float64, int32 or int64");
+                       "'; apsp computes in float32, float64, int32 or int64, aligned and in this "
+                       "machine's byte order (a format that starts with '=', '<' or '>' can mean "
+                       "unaligned data: pass a copy)");
 }
 
 // Row-major view of a writable 2-D host buffer whose rows are contiguous.

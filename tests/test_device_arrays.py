@@ -171,6 +171,15 @@ def test_host_dlpack_producer(rng: np.random.Generator) -> None:
     np.testing.assert_array_equal(w, before)
 
 
+def test_validate_takes_a_host_dlpack_producer(rng: np.random.Generator) -> None:
+    w = random_weights(rng, 37)
+    assert apsp.validate(HostDLPack(w), device="cpu") < 1e-9
+    w[3, 5], w[5, 3] = -50.0, 1.0
+    with pytest.raises(apsp.NegativeCycleError) as info:  # a cycle, named from the producer
+        apsp.validate(HostDLPack(w), device="cpu")
+    assert info.value.cycle in ([3, 5], [5, 3])
+
+
 def test_check_keyword_accepted_for_host_input(rng: np.random.Generator) -> None:
     w = random_weights(rng, 9)
     np.testing.assert_array_equal(apsp.solve(w, device="cpu", check=False), expected(w, "float64"))

@@ -41,6 +41,23 @@ def _chain_int32(w):
     return g
 
 
+def _chain_float(w, dtype):
+    g = np.full((100, 100), np.inf, dtype=dtype)
+    g[np.arange(99), np.arange(1, 100)] = w
+    return g
+
+
+def _unaligned(dtype=np.float64, n=70):
+    """A C-ordered, writable array one byte off its elements' alignment (np.frombuffer with an
+    odd offset, as memory-mapped records give)."""
+    g = _g(dtype, n)
+    buf = bytearray(g.nbytes + 1)
+    out = np.frombuffer(buf, dtype=g.dtype, count=g.size, offset=1).reshape(g.shape)
+    out[...] = g
+    assert not out.flags.aligned and out.flags.c_contiguous and out.flags.writeable
+    return out
+
+
 def _negative_cycle():
     g = _g()
     g[10, 40], g[40, 10] = -50.0, 1.0
@@ -82,6 +99,12 @@ CASES = [
     ("masked", lambda: np.ma.masked_invalid(_g()), {}, TypeError, ["masked", "floyd_warshall"]),
     ("overflow_int32", lambda: _chain_int32(2**23), {}, OverflowError,
      ["int32", "99 * 8388608", "int64"]),
+    ("overflow_float32", lambda: _chain_float(1e37, np.float32), {}, OverflowError,
+     ["float32", "99 * 1e+37", "+inf", "float64"]),
+    ("overflow_float64", lambda: _chain_float(-1e307, np.float64), {}, OverflowError,
+     ["float64", "99 * 1e+307", "scale the weights down"]),
+    ("overwrite_unaligned", _unaligned, {"overwrite": True}, ValueError,
+     ["not aligned to its 8-byte elements", "overwrite=False"]),
     ("overflow_int64", lambda: np.array([[0, 2**61], [0, 0]], dtype=np.int64), {}, OverflowError,
      ["int64", str(2**61), "float64"]),
     ("negative_cycle", _negative_cycle, {}, apsp.NegativeCycleError, ["negative cycle", "70 vertices"]),
@@ -151,6 +174,24 @@ def test_error_contract(device, make, kwargs, exc, fragments):
     # The process stays usable: the next call on the same engine works.
     g = random_graph(np.random.default_rng(1), 65, np.float32)
     assert_matches_scipy(apsp.solve(g, device=device), g)
+
+
+def test_fortran_order_overwrite_is_refused_for_its_layout_only(device):
+    with pytest.raises(ValueError) as info:
+        apsp.solve(_fortran(), overwrite=True, device=device)
+    assert "not contiguous" in str(info.value) and "overlap" not in str(info.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_unaligned_input_is_solved_and_left_alone(device, dtype):
+    g = _unaligned(dtype)
+    before = g.copy()
+    assert_matches_scipy(apsp.solve(g, device=device), before)
+    np.testing.assert_array_equal(g, before)
+    if dtype == np.float64:  # SciPy's drop-in: overwrite=True falls back to a copy, as in SciPy
+        import scipy.sparse.csgraph as csgraph
+
+        np.testing.assert_allclose(apsp.floyd_warshall(g, overwrite=True), csgraph.floyd_warshall(before))
 
 
 def test_negative_cycle_vertices_and_input(device):

@@ -4,9 +4,11 @@ partial output file left behind."""
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -168,6 +170,42 @@ def test_write_into_a_missing_directory_is_an_oserror(tmp_path):
     assert not (tmp_path / "nope").exists()
 
 
+def test_write_follows_symlinks_and_writes_fifos_in_place(tmp_path):
+    dist = np.array([[0, 7], [INF, 0]], dtype=np.int32)
+    target, link = tmp_path / "target.bin", tmp_path / "link.bin"
+    target.write_bytes(b"old")
+    link.symlink_to(target.name)
+    apsp.io.write_distances(link, dist)
+    assert link.is_symlink() and _read_out(target, 2).tolist() == [[0, 7], [INF, 0]]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    apsp.io.write_distances(fifo, dist)  # a rename would have replaced the FIFO by a file
+    reader.join(timeout=30)
+    assert got == [dist.astype("<i4").tobytes()] and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bin", "pipe", "target.bin"]
+
+
+def test_write_into_a_folder_names_the_folder(tmp_path):
+    with pytest.raises(IsADirectoryError) as info:
+        apsp.io.write_distances(tmp_path, np.zeros((2, 2), dtype=np.int32))
+    assert f"cannot write {tmp_path}: it is a folder" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_graph_refuses_a_fractional_n(tmp_path):
+    with pytest.raises(TypeError, match="n=3.5"):
+        apsp.io.write_graph(tmp_path / "g.bin", 3.5, np.zeros((0, 3), dtype=np.int32))
+
+
+def test_read_graph_of_another_format_says_what_it_expects(tmp_path):
+    f = _bytes(tmp_path / "g.txt", b"3 2\n0 1 5\n1 2 7\n")
+    with pytest.raises(ValueError, match="course-format graph file"):
+        apsp.io.read_graph(f)
+
+
 # ---- command line ---------------------------------------------------------------------------
 def test_cli_info():
     proc = _cli("info")
@@ -185,10 +223,25 @@ def test_cli_demo_small():
 
 
 def test_cli_demo_rejects_bad_arguments():
-    for args in (("--n", "0"), ("--density", "1.5"), ("--device", "tpu")):
+    for args in (("--n", "0"), ("--n", "abc"), ("--density", "1.5"), ("--density", "x"),
+                 ("--seed", "-1"), ("--device", "tpu")):
         proc = _cli("demo", *args)
         assert proc.returncode in (1, 2) and proc.stderr, args
-        assert args[1] in proc.stderr
+        assert args[1] in proc.stderr and args[0] in proc.stderr + " --device", proc.stderr
+        assert "_int" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_solve_takes_int64_where_int32_sums_could_overflow(tmp_path):
+    # (n - 1) * max w = 2 * 3e8 passes int32's bound, but every distance fits the output format.
+    src, out = tmp_path / "g.bin", tmp_path / "d.bin"
+    apsp.io.write_graph(src, 3, np.array([[0, 1, 300_000_000], [1, 2, 300_000_000]]))
+    proc = _cli("solve", str(src), str(out), "--device", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert _read_out(out, 3).tolist() == [[0, 300_000_000, 600_000_000], [INF, 0, 300_000_000],
+                                          [INF, INF, 0]]
+    apsp.io.write_graph(src, 3, np.array([[0, 1, 2**30 - 2], [1, 2, 2**30 - 2]]))
+    proc = _cli("solve", str(src), str(out), "--device", "cpu")  # 2^31 - 4 does not fit
+    assert proc.returncode == 1 and "dist[0, 2]" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_solve_round_trip(tmp_path):

@@ -160,3 +160,10 @@ def test_negative_cycles_are_found_and_named(device, case):
     _, component = csgraph.connected_components(edges, directed=True, connection="strong")
     assert len(named) > 0
     assert set(component[named]) == {component[cycle[0]]}, (named.tolist(), cycle.tolist())
+    # .cycle is one negative cycle, in order: distinct vertices, edges of the input, a negative sum.
+    found = err.value.cycle
+    assert len(found) == len(set(found)) > 0 and set(found) <= set(named.tolist())
+    hops = list(zip(found, found[1:] + found[:1]))
+    assert all(edge[a, b] or (a == b and g[a, a] < 0) for a, b in hops), (found, cycle.tolist())
+    assert sum(as_float(g)[a, b] for a, b in hops) < 0, (found, cycle.tolist())
+    assert " -> ".join(str(v) for v in [*found, found[0]]) in str(err.value)

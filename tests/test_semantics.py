@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import apsp
 from graphs import DTYPES, assert_matches_scipy, assert_paths_consistent, no_edge, random_graph
@@ -181,6 +182,8 @@ def test_negative_cycle_names_its_vertices(device, dtype):
     assert sorted(info.value.vertices) == [1, 2, 3]
     assert isinstance(info.value, ValueError)
     assert "1, 2, 3" in str(info.value)
+    assert info.value.cycle in ([1, 2, 3], [2, 3, 1], [3, 1, 2])
+    assert "(total weight -1)" in str(info.value)
     np.testing.assert_array_equal(g, before)
     g[3, 1] = -3  # now the cycle weighs 0: fine, and the next call works
     assert apsp.solve(g, device=device)[0, 1] == 1
@@ -200,10 +203,49 @@ def test_negative_cycle_error_is_scipys_and_pickles():
 
     from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 
-    err = apsp.NegativeCycleError("cycle", [3, 4])
+    err = apsp.NegativeCycleError("cycle", [3, 4], [4, 3])
     assert isinstance(err, ScipyNegativeCycleError) and isinstance(err, ValueError)
     back = pickle.loads(pickle.dumps(err))
-    assert type(back) is apsp.NegativeCycleError and back.vertices == [3, 4] and str(back) == "cycle"
+    assert type(back) is apsp.NegativeCycleError and str(back) == "cycle"
+    assert back.vertices == [3, 4] and back.cycle == [4, 3]
+
+
+def _hub_and_cycle(dtype):
+    """Vertices 0..19 reach vertex 50 and back (weight +2 each way round), and 50 -> 51 -> 50
+    weighs -9: all 22 vertices have negative closed walks, but only 50 and 51 lie on a cycle."""
+    inf = no_edge(dtype)
+    g = np.full((52, 52), inf, dtype=dtype)
+    np.fill_diagonal(g, 0)
+    g[:20, 50] = g[50, :20] = 1
+    g[50, 51], g[51, 50] = -10, 1
+    return g
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_negative_cycle_is_named_in_order_before_the_walks(device, dtype):
+    g = _hub_and_cycle(dtype)
+    for graph in (g, scipy.sparse.csr_matrix(np.where(g == no_edge(dtype), 0, g))):
+        with pytest.raises(apsp.NegativeCycleError) as info:
+            apsp.solve(graph, device=device)
+        assert len(info.value.vertices) == 22 and info.value.vertices[0] == 0
+        assert info.value.cycle in ([50, 51], [51, 50])
+        assert str(info.value).startswith("the graph has a negative cycle: ")
+        assert "51 -> 50 -> 51" in str(info.value) or "50 -> 51 -> 50" in str(info.value)
+    with pytest.raises(apsp.NegativeCycleError) as info:  # the input is consumed: no cycle
+        apsp.solve(g, overwrite=True, device=device)
+    assert info.value.cycle == [] and len(info.value.vertices) == 22
+
+
+def test_negative_cycle_search_directed_false_and_self_loops(device):
+    inf = np.inf
+    g = np.array([[0, 3, inf, inf], [inf, 0, -1, inf], [inf, inf, 0, inf], [inf, inf, inf, -2]])
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device)
+    assert info.value.cycle == [3] and "3 -> 3 (total weight -2)" in str(info.value)
+    g[3, 3] = 0
+    with pytest.raises(apsp.NegativeCycleError) as info:  # 1 - 2 is one edge both ways
+        apsp.solve(g, directed=False, device=device)
+    assert info.value.cycle in ([1, 2], [2, 1])
 
 
 def test_undirected_negative_edge_is_a_negative_cycle(device):
@@ -323,6 +365,62 @@ def test_progress_without_tqdm_prints_a_stderr_line():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "apsp n=200 cpu: round 4/4 (100.0%)" in proc.stderr
+
+
+def _solve_in_a_forked_child(g, **kwargs):
+    """("ok", apsp.solve(g, **kwargs)) or ("error", its text), from a child forked from this
+    process (multiprocessing's "fork", as PyTorch's DataLoader workers are)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            send.send(("ok", apsp.solve(g, **kwargs)))
+        except Exception as exc:  # noqa: BLE001 - the parent asserts on the text
+            send.send(("error", f"{type(exc).__name__}: {exc}"))
+
+    proc = ctx.Process(target=child)
+    proc.start()
+    try:
+        if not receive.poll(120):
+            pytest.fail("the forked child did not answer within 120 s (hung)")
+        return receive.recv()
+    finally:
+        proc.join(30)
+        if proc.is_alive():
+            proc.kill()
+
+
+FORK_WARNING = "ignore:This process .* is multi-threaded:DeprecationWarning"  # Python >= 3.12
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings(FORK_WARNING)
+def test_a_forked_child_solves_on_the_cpu_engine():
+    # GNU OpenMP's thread pool does not survive fork(): a child of a parent that ran the CPU
+    # engine's parallel rounds (n >= 256) used to wait forever for pool threads it lacked.
+    g = random_graph(np.random.default_rng(7), 300, np.float64)
+    expected = apsp.solve(g, device="cpu")
+    kind, got = _solve_in_a_forked_child(g, device="cpu")
+    assert kind == "ok", got
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(apsp.solve(g, device="cpu"), expected)  # and the parent goes on
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings(FORK_WARNING)
+def test_a_child_forked_after_cuda_takes_the_cpu_engine_and_says_why_not_the_gpu():
+    g = random_graph(np.random.default_rng(8), 300, np.float32)
+    expected = apsp.solve(g, device="cuda")  # CUDA is initialised in this process
+    kind, got = _solve_in_a_forked_child(g)  # a host array, no device asked: the CPU engine
+    assert kind == "ok", got
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    kind, text = _solve_in_a_forked_child(g, device="cuda")
+    assert kind == "error" and text.startswith("RuntimeError") and "'spawn'" in text, text
+    np.testing.assert_array_equal(apsp.solve(g, device="cuda"), expected)
 
 
 def test_gil_is_released_while_computing():

@@ -1,4 +1,4 @@
-"""Command line: ``python -m apsp demo | info | solve IN OUT``."""
+"""Command line: python -m apsp demo | info | solve IN OUT."""
 from __future__ import annotations
 
 import argparse
@@ -56,22 +56,34 @@ def _solve(args: argparse.Namespace) -> int:
 
     g = apsp.io.read_graph(args.input)
     t0 = time.perf_counter()
-    dist = apsp.solve(g, device=args.device, progress=args.progress)
+    try:
+        dist = apsp.solve(g, device=args.device, progress=args.progress)
+    except OverflowError:  # int32 path lengths could overflow: the output format's bound decides
+        wide = np.where(g >= apsp.INT32_INF, apsp.INT64_INF, g.astype(np.int64))
+        dist = apsp.solve(wide, device=args.device, progress=args.progress)
     elapsed = time.perf_counter() - t0
     apsp.io.write_distances(args.output, dist)
     print(f"solved n={g.shape[0]} in {elapsed * 1e3:.1f} ms -> {args.output}", file=sys.stderr)
     return 0
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+    return parse
 
 
 def _probability(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
     return value
@@ -81,19 +93,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m apsp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="solve a random graph, check it against SciPy, print timings")
-    demo.add_argument("--n", type=_positive_int, default=1000, help="vertices (default 1000)")
+    demo.add_argument("--n", type=_int_at_least(1), default=1000, help="vertices (default 1000)")
     demo.add_argument("--density", type=_probability, default=0.1, help="edge probability (default 0.1)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_int_at_least(0), default=0, help="random seed (default 0)")
     demo.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: a GPU if usable)")
     demo.add_argument("--progress", action="store_true", help="show a progress bar")
     demo.set_defaults(func=_demo)
     inf = sub.add_parser("info", help="print build and device facts")
     inf.set_defaults(func=_info)
     solve = sub.add_parser("solve", help="solve a course-format graph file, write the distance file")
-    solve.add_argument("input")
-    solve.add_argument("output")
+    solve.add_argument("input", help="graph file: int32 n, int32 m, then m int32 (src, dst, w) "
+                       "triples, little-endian")
+    solve.add_argument("output", help="distance file to write: n x n int32, row-major, "
+                       "unreachable = 1073741823 (2^30 - 1)")
     solve.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: a GPU if usable)")
-    solve.add_argument("--progress", action="store_true")
+    solve.add_argument("--progress", action="store_true", help="show a progress bar")
     solve.set_defaults(func=_solve)
     args = parser.parse_args(argv)
     try:

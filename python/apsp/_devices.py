@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from . import _core
 
@@ -18,16 +21,37 @@ CPU = Target("cpu", -1)
 @functools.lru_cache(maxsize=1)
 def cuda_devices() -> tuple[tuple[dict, ...], str | None]:
     """(usable devices, why none) as the compiled core reports them; asked once per process."""
+    if _cuda_lost_in_fork:
+        return (), ("this process was forked from one that had initialised CUDA, and CUDA cannot "
+                    "be used after fork(); start workers with multiprocessing's 'spawn' or "
+                    "'forkserver' method to use the GPU there")
     facts = _core.info()
     return tuple(facts["devices"]), facts["why_no_devices"]
+
+
+_cuda_lost_in_fork = False
+
+
+def _after_fork_in_child() -> None:
+    """A parent that asked CUDA for its devices (cuInit) leaves its forked children without CUDA:
+    their host arrays go to the CPU engine and device='cuda' says why, instead of a CUDA
+    initialisation error. (A parent whose CUDA another library started shows that error's text.)"""
+    global _cuda_lost_in_fork
+    if cuda_devices.cache_info().currsize and cuda_devices()[0]:
+        _cuda_lost_in_fork = True
+        cuda_devices.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def parse_device(device: Any) -> Target | None:
     """None stays None (the caller decides); 'cpu', 'cuda', 'cuda:N', an int N, or torch.device."""
     if device is None:
         return None
-    if isinstance(device, int) and not isinstance(device, bool):
-        text = f"cuda:{device}"
+    if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+        text = f"cuda:{int(device)}"
     else:
         text = str(device)
     if text == "cpu":

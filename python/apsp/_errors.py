@@ -11,14 +11,26 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     """The graph has a negative cycle, so shortest paths are undefined.
 
     ``vertices`` lists vertices whose shortest closed walk is negative (each lies on or reaches
-    back through a negative cycle).
+    back through a negative cycle). ``cycle`` is one negative cycle in path order (``cycle[0] ->
+    cycle[1] -> ... -> cycle[0]``) when :func:`apsp.solve` could find one in the untouched input,
+    else ``[]`` (``overwrite=True``, or a search past its work bound).
     """
 
     vertices: list[int]
+    cycle: list[int]
 
-    def __init__(self, message: str = "", vertices: list[int] | None = None) -> None:
+    def __init__(self, message: str = "", vertices: list[int] | None = None,
+                 cycle: list[int] | None = None) -> None:
         super().__init__(message)
         self.vertices = list(vertices) if vertices is not None else []
+        self.cycle = list(cycle) if cycle is not None else []
 
-    def __reduce__(self) -> tuple:  # keep `vertices` across pickling (multiprocessing)
-        return (type(self), (str(self), self.vertices))
+    def add_cycle(self, cycle: list[int], weight: float) -> None:
+        """Put one negative cycle, in order, first in the message."""
+        path = " -> ".join(str(v) for v in [*cycle, cycle[0]])
+        rest = str(self).removeprefix("the graph has a negative cycle: ")
+        self.args = (f"the graph has a negative cycle: {path} (total weight {weight:g}); {rest}",)
+        self.cycle = list(cycle)
+
+    def __reduce__(self) -> tuple:  # keep `vertices` and `cycle` across pickling (multiprocessing)
+        return (type(self), (str(self), self.vertices, self.cycle))

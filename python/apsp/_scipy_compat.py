@@ -66,7 +66,8 @@ def floyd_warshall(
     shape = tuple(getattr(csgraph, "shape", np.shape(csgraph)))
     check_square(shape, "csgraph")
     in_place = (overwrite and type(csgraph) is np.ndarray and csgraph.dtype == np.float64
-                and csgraph.flags.c_contiguous and csgraph.flags.writeable)
+                and csgraph.flags.c_contiguous and csgraph.flags.writeable
+                and csgraph.flags.aligned)
     work = _scipy_dense_graph(csgraph, in_place)
     return solve_host(work, directed=directed, unweighted=unweighted,
                       return_predecessors=return_predecessors, overwrite=True, device=None,

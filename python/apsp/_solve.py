@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core
 from ._devices import Target, default_host_target, parse_device
+from ._errors import NegativeCycleError
 from ._progress import make_progress
 
 NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
@@ -122,8 +123,9 @@ def solve(
     Raises
     ------
     NegativeCycleError
-        The graph has a negative cycle (a negative self-loop is one); ``.vertices`` names
-        vertices on negative closed walks. It is a ``ValueError``.
+        The graph has a negative cycle (a negative self-loop is one); ``.cycle`` is one, in
+        order, and the message shows it (unless ``overwrite=True`` consumed the input);
+        ``.vertices`` names every vertex on a negative closed walk. It is a ``ValueError``.
     ValueError
         ``graph`` is not square 2-D (the message has the shape), holds NaN or -inf (the message
         has the index), ``overwrite=True`` is impossible (the message says why), or ``device``
@@ -131,20 +133,38 @@ def solve(
     TypeError
         The dtype is not accepted (the message lists what is).
     OverflowError
-        An integer path length could overflow: (n - 1) * max|w| >= INF // 2. The message names
-        the dtype to use instead; nothing is computed and nothing wraps.
+        A path length could overflow: (n - 1) * max|w| >= INF // 2 for integers, or past the
+        largest finite value for floats (where sums would round to inf). The message says what
+        to use instead; nothing is computed and nothing wraps.
     MemoryError, RuntimeError
         Not enough device memory (bytes needed and free), a CUDA failure, or a GPU was asked
         for and none is usable.
 
     The input is never modified unless ``overwrite=True``; the GIL is released while computing.
     """
-    from . import _intake
-
     if isinstance(graph, np.ma.MaskedArray):  # an ndarray subclass: np.array() would drop the mask
         raise TypeError("masked arrays are not accepted by apsp.solve (its mask would be ignored); "
                         "use apsp.floyd_warshall, which treats masked entries as non-edges as SciPy "
                         "does, or graph.filled(np.inf)")
+    try:
+        return _dispatch(graph, directed=directed, unweighted=unweighted,
+                         return_predecessors=return_predecessors, overwrite=overwrite,
+                         device=device, progress=progress, check=check)
+    except NegativeCycleError as exc:
+        if not overwrite:  # the input is as the caller gave it: name one cycle, in order
+            from ._cycles import negative_cycle
+
+            found = negative_cycle(graph, exc.vertices, directed)
+            if found is not None:
+                exc.add_cycle(*found)
+        raise
+
+
+def _dispatch(graph: Any, *, directed: bool, unweighted: bool, return_predecessors: bool,
+              overwrite: bool, device: Any, progress: bool, check: bool) -> Result:
+    """apsp.solve's work, by the kind of input."""
+    from . import _intake
+
     kind = _intake.classify(graph)
     if kind == "sparse":
         from ._sparse import solve_sparse
@@ -233,16 +253,19 @@ def solve_host(
 
 def _layout_problems(arr: np.ndarray) -> list[str]:
     """Why the engines cannot take `arr` as it is (a native dtype in this machine's byte order,
-    rows contiguous, a positive row stride in whole elements, rows that do not overlap); empty
-    when they can."""
+    aligned, rows contiguous, a positive row stride in whole elements, rows that do not overlap);
+    empty when they can."""
     reasons = []
     if arr.dtype.byteorder not in "=|":
         reasons.append(f"its dtype {arr.dtype.str} is not in this machine's byte order")
     elif arr.dtype not in NATIVE_DTYPES:
         reasons.append(f"its dtype {arr.dtype} is not computed natively (float32, float64, int32, int64)")
+    if not arr.flags.aligned:
+        reasons.append(f"its data is not aligned to its {arr.itemsize}-byte elements (address "
+                       f"{arr.ctypes.data:#x})")
     if arr.shape[0] > 1 and arr.strides[1] != arr.itemsize:
         reasons.append(f"its rows are not contiguous (strides {arr.strides})")
-    if arr.shape[0] > 1 and (arr.strides[0] <= 0 or arr.strides[0] % arr.itemsize):
+    elif arr.shape[0] > 1 and (arr.strides[0] <= 0 or arr.strides[0] % arr.itemsize):
         reasons.append(f"its row stride {arr.strides[0]} is not a positive multiple of the itemsize")
     elif arr.shape[0] > 1 and arr.strides[0] < arr.shape[1] * arr.itemsize:
         reasons.append(f"its rows overlap (row stride {arr.strides[0]} bytes, rows of "

@@ -17,7 +17,11 @@ _SOLVE_KWARGS = ("directed", "unweighted", "device", "progress")
 
 
 def _to_numpy(x: Any) -> np.ndarray:
-    if hasattr(x, "get") and not isinstance(x, np.ndarray):  # CuPy
+    from ._intake import as_host_array, classify
+
+    if classify(x) != "device":  # NumPy, lists, CPU tensors, host DLPack producers
+        return as_host_array(x)
+    if hasattr(x, "get"):  # CuPy
         return x.get()
     if hasattr(x, "detach"):  # torch
         return x.detach().cpu().numpy()

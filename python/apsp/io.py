@@ -7,6 +7,7 @@ Output: n x n int32 row-major distances, little-endian, unreachable = 1073741823
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import tempfile
 from pathlib import Path
@@ -58,7 +59,8 @@ def read_graph(path: PathLike) -> np.ndarray:
         if size != expected:
             what = "truncated" if size < expected else "trailing bytes after the last edge"
             raise ValueError(f"{path}: header says m={m} edges ({expected} bytes) but the file has "
-                             f"{size} bytes ({what})")
+                             f"{size} bytes ({what}); is it a course-format graph file (int32 n, "
+                             "int32 m, then m int32 (src, dst, w) triples, little-endian)?")
         need = n * n * 4
         available = _available_memory()
         if available is not None and need > available:
@@ -96,6 +98,10 @@ def write_graph(path: PathLike, n: int, edges: np.ndarray) -> None:
             k, c = (int(v) for v in np.argwhere(bad)[0])
             raise ValueError(f"edges[{k}, {c}] = {edges[k, c].item()!r} is not an integer; the "
                              "format holds int32 sources, destinations and weights")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"n={n!r} must be a whole number of vertices") from None
     i32 = np.iinfo(np.int32)
     if not 0 <= n <= i32.max:
         raise ValueError(f"n={n} does not fit the format's int32 header")
@@ -156,18 +162,48 @@ def _umask() -> int:
     return mask
 
 
+def _cannot_write(asked: Path, exc: OSError, hint: str = "") -> OSError:
+    """`exc` again, naming the path the caller asked for instead of a temporary file."""
+    return type(exc)(exc.errno, f"cannot write {asked}: {exc.strerror or exc}{hint}", str(asked))
+
+
 def _write_atomically(path: PathLike, header: bytes, body: np.ndarray) -> None:
-    path = Path(path)
+    """Write `header` then `body` to `path` through a temporary file renamed over it, so that an
+    error leaves no partial file. A symlink is followed (its target is replaced, the link stays);
+    a FIFO or a device (``/dev/stdout``) is written directly, since renaming would replace it."""
+    asked = Path(path)
+    path = Path(os.path.realpath(asked))
+
+    def write(f) -> None:
+        f.write(header)
+        f.write(np.ascontiguousarray(body).data)
+
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"cannot write {asked}: it is a folder; give a file "
+                                "name inside it", str(asked))
+    if path.exists() and not path.is_file():  # a FIFO, a device or a socket: no rename over it
+        try:
+            with open(path, "wb") as f:
+                write(f)
+        except OSError as exc:
+            raise _cannot_write(asked, exc) from exc
+        return
     if not path.parent.is_dir():  # mkstemp's error would name its temporary file, not `path`
-        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: its folder does not exist",
-                                str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {asked}: its folder does not exist",
+                                str(asked))
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(header)
-            np.ascontiguousarray(body).tofile(f)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(asked, exc, f" (in {path.parent}); choose a folder you can write "
+                            "to") from exc
+    try:
+        try:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give it the usual permissions
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _cannot_write(asked, exc) from exc
     except BaseException:
         try:
             os.unlink(tmp)

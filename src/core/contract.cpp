@@ -1,6 +1,7 @@
 // Shared contract checks and error messages for both engines (see contract.hpp).
 #include "core/contract.hpp"
 
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -69,6 +70,21 @@ void check_input_stats(const Matrix& dist, const InputStats& stats) {
           << " * " << stats.max_abs_int << ", beyond the safe bound " << limit << " ("
           << (is32 ? "apsp.INT32_INF" : "apsp.INT64_INF") << " // 2); "
           << (is32 ? "pass an int64 (or float64) array instead" : "pass a float64 array instead");
+      throw OverflowError(msg.str());
+    }
+  } else if (n > 1) {
+    // Float sums past the largest finite value round to +-inf: a reachable pair would read as
+    // unreachable, and a negative -inf as a negative cycle.
+    const bool is32 = dist.dtype == DType::float32;
+    const double largest = is32 ? double(std::numeric_limits<float>::max())
+                                : std::numeric_limits<double>::max();
+    if (stats.max_abs_float > largest / double(n - 1)) {
+      std::ostringstream msg;
+      msg << dtype_name(dist.dtype) << " path lengths could reach (n-1) * max|w| = " << n - 1
+          << " * " << stats.max_abs_float << ", beyond " << dtype_name(dist.dtype)
+          << "'s largest finite value " << largest << ", where sums would overflow to inf; "
+          << "use +inf, not a large finite value, for a missing edge"
+          << (is32 ? ", or pass a float64 array" : ", or scale the weights down");
       throw OverflowError(msg.str());
     }
   }

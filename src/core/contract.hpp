@@ -21,8 +21,8 @@ struct InputStats {
 // n >= 0, ld >= n, non-null data when n > 0; throws ValueError naming the values.
 void check_views(const Matrix& dist, const PredMatrix& pred);
 
-// Throws ValueError for NaN / -inf and OverflowError when an integer path length
-// ((n-1) * max|w|) could reach INF/2, naming the dtype to use instead.
+// Throws ValueError for NaN / -inf and OverflowError when a path length ((n-1) * max|w|) could
+// reach INF/2 (integers) or pass the largest finite value (floats), naming what to do instead.
 void check_input_stats(const Matrix& dist, const InputStats& stats);
 
 // Throws NegativeCycleError when `vertices` (those with a negative diagonal) is non-empty.

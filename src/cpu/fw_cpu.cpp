@@ -14,6 +14,7 @@
 // where (x) is the min-plus product. Steps 1 and 2 run side by side; step 3 is the bulk, and
 // it needs one barrier per round (after 1 and 2) besides the end of the round.
 #include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,15 +43,25 @@ using cpu_tile::kRows;
 // graphs run on the calling thread.
 constexpr int64_t kParallelMinN = 256;
 
+// GNU OpenMP's thread pool does not survive fork(): a forked child whose parent ran a parallel
+// region would wait forever for pool threads it does not have (multiprocessing's "fork", PyTorch
+// DataLoader workers). The thread that forked computes on one thread in the child, as PyTorch's
+// workers do; threads the child starts later get a fresh pool.
+const int kForkGuard = [] {
+  pthread_atfork(nullptr, nullptr, [] { omp_set_num_threads(1); });
+  return 0;
+}();
+
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 template <class T>
-std::unique_ptr<T[], FreeDeleter> aligned_buffer(int64_t count) {
+std::unique_ptr<T[], FreeDeleter> aligned_buffer(
+    int64_t count, const char* what = "its pivot panels; free some memory") {
   const size_t bytes = (size_t(std::max<int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes);
   if (!p) throw MemoryError("the CPU engine could not allocate " + std::to_string(bytes) +
-                            " bytes of host memory for its pivot panels; free some memory");
+                            " bytes of host memory for " + what);
   return std::unique_ptr<T[], FreeDeleter>(static_cast<T*>(p));
 }
 
@@ -89,8 +100,9 @@ struct Cpu {
       all.max_abs_float = std::max(all.max_abs_float, s.max_abs_float);
       all.max_abs_int = std::max(all.max_abs_int, s.max_abs_int);
     }
-    if constexpr (!std::is_floating_point_v<T>) {
-      if (opt.unweighted) all.max_abs_int = n > 1 ? 1 : 0;
+    if (opt.unweighted) {  // every edge weighs 1 after the rules
+      all.max_abs_int = n > 1 ? 1 : 0;
+      all.max_abs_float = n > 1 ? 1.0 : 0.0;
     }
     return all;
   }
@@ -318,7 +330,9 @@ struct Cpu {
   // n x n scratch of hop counts (4 bytes per pair); about 5x slower than the product path above.
   void solve_pred(const Options& opt) const {
     const size_t nn = size_t(n);
-    auto hops = aligned_buffer<uint32_t>(int64_t(nn * nn));
+    auto hops = aligned_buffer<uint32_t>(
+        int64_t(nn * nn), "the predecessors' hop counts (n x n x 4 bytes); free some memory, or "
+                          "solve without return_predecessors=True");
     uint32_t* h = hops.get();
 #pragma omp parallel for schedule(static) if(n >= kParallelMinN)
     for (int64_t i = 0; i < n; ++i) {

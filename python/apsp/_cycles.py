@@ -1,0 +1,115 @@
+"""One negative cycle, in order, for NegativeCycleError's message.
+
+The engines report the vertices whose shortest closed walk is negative; such a walk need not be
+a simple cycle through the vertex. Every vertex of a negative cycle is among them, so a search
+on the subgraph they span (Bellman-Ford with parent pointers, from a virtual source) finds one.
+Runs only on that error path, on the caller's untouched input.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _core
+
+# Bellman-Ford's passes each cost |S|^2; a cycle among the parent pointers usually shows up
+# after about as many passes as the cycle has edges. Past this much work, no cycle is named.
+_MAX_WORK = 2e9
+
+
+def parent_cycle(parent: np.ndarray) -> Optional[list[int]]:
+    """A cycle of the graph v -> parent[v] (-1: none), in the order u -> v along edges, or None."""
+    state = np.zeros(len(parent), dtype=np.int8)  # 0 new, 1 on the current walk, 2 done
+    for start in range(len(parent)):
+        walk, v = [], start
+        while v >= 0 and state[v] == 0:
+            state[v] = 1
+            walk.append(v)
+            v = int(parent[v])
+        if v >= 0 and state[v] == 1:  # the walk came back onto itself
+            cycle = walk[walk.index(v):]
+            return cycle[::-1]  # parents first: an edge goes parent -> child
+        for u in walk:
+            state[u] = 2
+    return None
+
+
+def find_negative_cycle(w: np.ndarray) -> Optional[list[int]]:
+    """Indices of one negative cycle of the dense float64 weight matrix `w` (inf: no edge), in
+    path order, or None when none is found within the work bound.
+
+    Synchronous Bellman-Ford from a virtual source with an edge of weight 0 to every vertex.
+    Updates are strict decreases, so a cycle among the parent pointers is negative: around it
+    every d[v] >= d[parent] + w(parent, v), and at least one parent has decreased since its
+    child took it, since the passes at which the cycle's vertices last changed cannot increase
+    all the way around."""
+    m = len(w)
+    diag = np.flatnonzero(np.diagonal(w) < 0)
+    if diag.size:
+        return [int(diag[0])]
+    d = np.zeros(m)
+    parent = np.full(m, -1, dtype=np.int64)
+    cols = np.arange(m)
+    for _ in range(int(min(m + 1, max(1, _MAX_WORK // max(m * m, 1))))):
+        cand = d[:, None] + w
+        u = np.argmin(cand, axis=0)
+        best = cand[u, cols]
+        better = best < d
+        if not better.any():
+            return None
+        d = np.where(better, best, d)
+        parent = np.where(better, u, parent)
+        cycle = parent_cycle(parent)
+        if cycle is not None:
+            return cycle
+    return None
+
+
+def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
+    """graph[idx][:, idx] of any accepted kind, as a host array in its own dtype."""
+    from ._intake import as_host_array, classify
+    from ._solve import computed_dtype
+    from ._sparse import densify
+
+    kind = classify(graph)
+    if kind == "sparse":
+        sub = graph.tocsr()[idx][:, idx]
+        return densify(sub, computed_dtype(sub.dtype))
+    if kind == "device":
+        if hasattr(graph, "get"):  # CuPy
+            import cupy
+
+            return graph[cupy.asarray(idx)][:, cupy.asarray(idx)].get()
+        if hasattr(graph, "detach"):  # torch
+            import torch
+
+            t = torch.as_tensor(idx, device=graph.device)
+            return graph.detach()[t][:, t].cpu().numpy()
+        raise TypeError("no host copy of this device array")
+    return np.asarray(as_host_array(graph))[np.ix_(idx, idx)]
+
+
+def negative_cycle(graph: Any, vertices: list[int],
+                   directed: bool) -> Optional[tuple[list[int], float]]:
+    """(cycle, its weight) among `vertices` of the caller's input `graph`, or None."""
+    if not vertices:
+        return None
+    idx = np.asarray(vertices, dtype=np.int64)
+    try:
+        sub = _host_rows(graph, idx)
+    except Exception:  # an input this helper cannot index: the error keeps its vertex list
+        return None
+    if sub.dtype.kind in "iub":
+        limit = _core.INT32_INF if sub.dtype.itemsize <= 4 else _core.INT64_INF
+        w = np.where(sub >= limit, np.inf, sub.astype(np.float64))
+    else:
+        w = sub.astype(np.float64)
+    if not directed:
+        w = np.minimum(w, w.T)
+    found = find_negative_cycle(w)
+    if found is None:
+        return None
+    nxt = found[1:] + found[:1]
+    weight = float(sum(w[a, b] for a, b in zip(found, nxt)))
+    return [int(idx[v]) for v in found], weight
