@@ -1,9 +1,7 @@
 // CUDA runtime calls of the binding layer (see cuda_rt.hpp); every call is checked and named.
 #include "cuda_rt.hpp"
 
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include "apsp/apsp.hpp"
 
@@ -63,10 +61,10 @@ int pointer_device(const void* ptr, const char* what) {
   return attr.device;
 }
 
-void* alloc_async(std::size_t bytes, int device, StreamInt stream) {
+void* alloc_result(std::size_t bytes, int device) {
   DeviceGuard guard(device);
   void* ptr = nullptr;
-  cudaError_t err = cudaMallocAsync(&ptr, bytes, as_stream(stream));
+  cudaError_t err = cudaMalloc(&ptr, bytes);
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     std::size_t free = 0, total = 0;
@@ -75,24 +73,15 @@ void* alloc_async(std::size_t bytes, int device, StreamInt stream) {
                             std::to_string(bytes) + "-byte array (" + std::to_string(free) +
                             " bytes free); free device memory or solve in place with overwrite=True");
   }
-  check(err, "cudaMallocAsync");
+  check(err, "cudaMalloc");
   return ptr;
 }
 
-void free_after_device_idle(void* ptr, int device) noexcept {
+void free_result(void* ptr, int device) noexcept {
   int previous = -1;
   if (cudaGetDevice(&previous) != cudaSuccess) return;  // runtime already unloaded at exit
   if (previous != device) (void)cudaSetDevice(device);
-  // The device-wide sync fails while another thread captures a CUDA graph (apsp's own round-loop
-  // capture, or the caller's): wait for that to end. If the sync still cannot succeed, leak the
-  // buffer rather than free memory that work on another stream may still read.
-  cudaError_t err = cudaDeviceSynchronize();
-  for (int tries = 0; err == cudaErrorStreamCaptureUnsupported && tries < 10000; ++tries) {
-    (void)cudaGetLastError();
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-    err = cudaDeviceSynchronize();
-  }
-  if (err == cudaSuccess) (void)cudaFreeAsync(ptr, cudaStreamLegacy);
+  (void)cudaFree(ptr);
   (void)cudaGetLastError();
   if (previous != device) (void)cudaSetDevice(previous);
 }
@@ -129,8 +118,8 @@ DeviceGuard::DeviceGuard(int) { absent(); }
 DeviceGuard::~DeviceGuard() = default;
 int current_device() { absent(); }
 int pointer_device(const void*, const char*) { absent(); }
-void* alloc_async(std::size_t, int, StreamInt) { absent(); }
-void free_after_device_idle(void*, int) noexcept {}
+void* alloc_result(std::size_t, int) { absent(); }
+void free_result(void*, int) noexcept {}
 void copy_rows_async(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t,
                      StreamInt) {
   absent();

@@ -29,11 +29,13 @@ class DeviceGuard {
 int current_device();
 // Device ordinal owning `ptr` (device or managed memory); apsp::ValueError for host memory.
 int pointer_device(const void* ptr, const char* what);
-// Stream-ordered allocation on `device` (apsp::MemoryError with bytes needed and free).
-void* alloc_async(std::size_t bytes, int device, StreamInt stream);
-// Frees memory from alloc_async once all work on the device is done (consumers may have used it
-// on any stream, so this waits for the device).
-void free_after_device_idle(void* ptr, int device) noexcept;
+// A result buffer on `device` (apsp::MemoryError with bytes needed and free). cudaMalloc, not the
+// stream-ordered pool: consumers may use the result on any stream, and cudaFree waits for them.
+void* alloc_result(std::size_t bytes, int device);
+// Frees memory from alloc_result. cudaFree waits for the device's work itself; an explicit
+// cudaDeviceSynchronize here raced with another thread's graph capture (apsp's round loop), which
+// the CUDA 13.0 driver can crash on (GPU_NOTES.md, forty-fourth session).
+void free_result(void* ptr, int device) noexcept;
 // Row-by-row device-to-device copy, enqueued on `stream`.
 void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                      std::size_t row_bytes, std::size_t rows, StreamInt stream);

@@ -93,11 +93,17 @@ DeviceBuffer::DeviceBuffer(int64_t n, apsp::DType dtype, int device, cuda::Strea
   if (n < 0) throw py::value_error("n must be >= 0, got " + std::to_string(n));
   const auto bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(n) *
                      static_cast<std::size_t>(apsp::dtype_size(dtype));
-  if (bytes > 0) ptr_ = cuda::alloc_async(bytes, device, stream);
+  if (bytes > 0) ptr_ = cuda::alloc_result(bytes, device);
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) cuda::free_after_device_idle(ptr_, device_);
+  if (ptr_ == nullptr) return;
+  if (Py_IsInitialized() && PyGILState_Check()) {  // the free waits for the device: not with the GIL
+    py::gil_scoped_release release;
+    cuda::free_result(ptr_, device_);
+  } else {
+    cuda::free_result(ptr_, device_);
+  }
 }
 
 ArrayView DeviceBuffer::view() const {

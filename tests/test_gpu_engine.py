@@ -1412,40 +1412,138 @@ def test_two_threads_at_once(rng):
         assert_same(results[i], cpu_solve(g))
 
 
-def test_graph_capture_survives_another_threads_device_sync(torch, rng, capfd, monkeypatch):
+# The child of the test below: solves of new sizes (a graph capture each) while another thread
+# loops torch.cuda.synchronize(), until a sync has met a capture and 8 more solves ran.
+_CAPTURE_RACE_CHILD = """
+import threading, numpy as np, torch, apsp
+from apsp import _core
+rng = np.random.default_rng(5)
+stop, collisions = threading.Event(), []
+def sync_loop():
+    while not stop.is_set():
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError as e:  # "operation not permitted when stream is capturing"
+            collisions.append(str(e))
+torch.zeros(1, device="cuda")
+syncer = threading.Thread(target=sync_loop)
+syncer.start()
+solved = []
+try:
+    for n in range(1800, 2400, 8):  # one new graph key each
+        g = np.where(rng.random((n, n)) < 0.05, rng.integers(1, 100, (n, n)), apsp.INT32_INF)
+        g = g.astype(np.int32)
+        work = g.copy()
+        _core.solve_host(work, None, "cuda", 0, True, False, False, False, None)
+        solved.append((g, work))
+        if collisions and len(solved) >= 8:
+            break
+finally:
+    stop.set()
+    syncer.join()
+assert collisions, f"no device sync met a capture in {len(solved)} solves: nothing was tested"
+for g, got in solved:
+    np.testing.assert_array_equal(got, apsp.solve(g, device="cpu"))
+g = rng.integers(1, 100, (300, 300)).astype(np.int32)
+np.testing.assert_array_equal(apsp.solve(g, device="cuda"), apsp.solve(g, device="cpu"))
+print("collisions", len(collisions))
+"""
+
+
+def test_graph_capture_survives_another_threads_device_sync(torch):
     """Rounds up to n = 4096 run as a CUDA graph captured on first use. A device-wide sync in
     another thread (torch.cuda.synchronize()) during that capture invalidates it; the solve then
-    launches its rounds directly, gives the right answer, and leaves no error behind. Solves of
-    new sizes (a capture each) run until the other thread has hit a capture at least once."""
-    monkeypatch.setenv("APSP_CUDA_TRACE", "1")
-    stop, collisions = threading.Event(), []
+    launches its rounds directly, gives the right answer, and leaves no error behind. In that race
+    the CUDA 13.0 driver can also crash the process inside cudaEventRecord (reproduced without
+    apsp; GPU_NOTES.md, forty-fourth session), so the race runs in a child process, and a crash
+    there is reported as the known driver failure (xfail), never as a pass."""
+    import signal
+    import subprocess
+    import sys
 
-    def sync_loop() -> None:
-        while not stop.is_set():
-            try:
-                torch.cuda.synchronize()
-            except RuntimeError as e:  # "operation not permitted when stream is capturing"
-                collisions.append(str(e))
+    proc = subprocess.run([sys.executable, "-c", _CAPTURE_RACE_CHILD], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "APSP_CUDA_TRACE": "1"})
+    if proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS):
+        pytest.xfail(f"the CUDA driver crashed in the capture race (signal {-proc.returncode}): "
+                     "a known driver failure, see README (Limits) and APSP_CUDA_GRAPHS=0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fallbacks = proc.stderr.count("graph capture invalidated by another thread")
+    assert fallbacks >= 1, f"syncs failed, yet no solve fell back: {proc.stdout} {proc.stderr[-2000:]}"
 
-    syncer = threading.Thread(target=sync_loop)
-    syncer.start()
+
+class _InterfaceOnly:
+    """A device array known only through __cuda_array_interface__: its results are apsp's own
+    DeviceBuffer, whose memory is freed when Python drops it."""
+
+    def __init__(self, t) -> None:
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+def test_dropped_results_do_not_race_another_threads_captures(torch, rng):
+    """Each dropped DeviceBuffer used to wait with cudaDeviceSynchronize, which, during another
+    thread's round-loop capture, could crash the process in the driver (3 of 3 runs like this one
+    on an H100; GPU_NOTES.md, forty-fourth session). Its cudaFree now waits for the device itself.
+    One thread solves host graphs of new sizes (a capture each) while another solves and drops
+    interface-only results."""
+    small = random_graph(64, np.int32, rng, density=0.3)
+    t = torch.from_numpy(small).cuda()
+    expected_small = cpu_solve(small)
+    stop, dropped, errors = threading.Event(), [0], []
+
+    def drop_loop() -> None:
+        try:
+            while not stop.is_set():
+                r = apsp.solve(_InterfaceOnly(t))
+                assert_same(torch.from_dlpack(r).cpu().numpy(), expected_small)
+                del r
+                dropped[0] += 1
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(repr(e))
+
+    other = threading.Thread(target=drop_loop)
+    other.start()
     solved = []
     try:
         for n in range(1800, 2400, 8):  # one new graph key each
             g = random_graph(n, np.int32, rng, density=0.05)
             solved.append((g, gpu_host_solve(g, checks=False)))
-            if collisions and len(solved) >= 8:
-                break
+    finally:
+        stop.set()
+        other.join()
+    assert not errors, errors
+    assert dropped[0] >= 10, f"only {dropped[0]} results were dropped: too few to meet a capture"
+    for g, got in solved:
+        assert_same(got, cpu_solve(g))
+
+
+def test_graphs_switched_off_leave_other_threads_device_syncs_alone(torch, rng, monkeypatch):
+    """APSP_CUDA_GRAPHS=0: no capture, so another thread's torch.cuda.synchronize() never fails
+    with "operation not permitted when stream is capturing" while apsp solves new sizes."""
+    monkeypatch.setenv("APSP_CUDA_GRAPHS", "0")
+    stop, syncs, failures = threading.Event(), [0], []
+
+    def sync_loop() -> None:
+        while not stop.is_set():
+            try:
+                torch.cuda.synchronize()
+                syncs[0] += 1
+            except RuntimeError as e:
+                failures.append(str(e))
+
+    syncer = threading.Thread(target=sync_loop)
+    syncer.start()
+    solved = []
+    try:
+        for n in range(1800, 2000, 8):
+            g = random_graph(n, np.int32, rng, density=0.05)
+            solved.append((g, gpu_host_solve(g, checks=False)))
     finally:
         stop.set()
         syncer.join()
-    fallbacks = capfd.readouterr().err.count("graph capture invalidated by another thread")
-    assert collisions, f"no device sync met a capture in {len(solved)} solves: nothing was tested"
-    assert fallbacks >= 1, f"{len(collisions)} syncs failed, yet no solve fell back: {collisions[:2]}"
+    assert not failures, failures[:2]
+    assert syncs[0] >= 25, f"only {syncs[0]} device syncs ran beside the solves"
     for g, got in solved:
         assert_same(got, cpu_solve(g))
-    g = random_graph(300, np.float32, rng)
-    assert_same(gpu_host_solve(g), cpu_solve(g))  # nothing left behind
 
 
 def test_an_exception_between_rounds_leaves_no_work_running(torch, rng):

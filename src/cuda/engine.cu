@@ -1169,9 +1169,18 @@ class Progress {
   std::deque<std::pair<cudaEvent_t, int64_t>> pending_;
 };
 
+// Whether the environment variable `name` is "0" (a feature switched off: benchmarks).
+bool switched_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 // Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
-// faster (H100, int32; GPU_NOTES.md, thirty-third session).
+// faster (H100, int32; GPU_NOTES.md, thirty-third session). A device-wide sync in another thread
+// during a capture invalidates it (handled below), and with the CUDA 13.0 driver it can also
+// crash the process inside cudaEventRecord (a driver race, reproduced without apsp:
+// GPU_NOTES.md, forty-fourth session); APSP_CUDA_GRAPHS=0 avoids capture altogether.
 constexpr int64_t kGraphMaxN = 4096;
 constexpr size_t kGraphCacheSize = 32;
 
@@ -1361,7 +1370,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       Progress progress(opt, stream, nb);
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
-    } else if (n <= kGraphMaxN && !P::pred) {  // pred solves: the hop buffer is new each call
+    } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
+      // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: no capture, for
+      // processes whose other threads sync the whole device (README, Limits).
       int priority = 0;
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
@@ -1461,12 +1472,6 @@ void solve_argmin(const Job& job, const Options& opt, int device, cudaStream_t s
           cudaMemsetAsync(&sc.st->negative_count, 0, sizeof(unsigned long long), stream));
     run_plan<Plan<T, Tiles::pred32>>(job, opt, device, stream, Tiles::pred32, sc);
   }
-}
-
-// Whether the environment variable `name` is "0" (a feature switched off: benchmarks).
-bool switched_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "0";
 }
 
 // The sm_90 features of a job's launches, on an sm_90 device unless switched off (benchmarks:
@@ -1800,11 +1805,13 @@ std::string bytes_text(uint64_t b) {
   return s.str();
 }
 
-// Device memory a host-input solve needs besides the n x n matrix: predecessors and their hop
-// counts (4 + 4 bytes per pair), the negative-cycle list and a margin for scratch.
+// Device memory a host-input solve needs besides the n x n matrix, known before the input is
+// scanned: the predecessors (4 bytes per pair), the negative-cycle list and a margin for scratch.
+// The plan's own scratch (hop counts or a backup, where it needs them) is checked where it is
+// allocated, with the same MemoryError, once the scan has chosen the plan.
 uint64_t device_extra_bytes(int64_t n, bool pred) {
   const uint64_t nn = uint64_t(n) * uint64_t(n);
-  return (pred ? 8 * nn : 0) + uint64_t(n) * 8 + (uint64_t(8) << 20);
+  return (pred ? 4 * nn : 0) + uint64_t(n) * 8 + (uint64_t(8) << 20);
 }
 
 // MemoryError with bytes needed and free, before anything is allocated.
