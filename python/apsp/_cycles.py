@@ -67,8 +67,9 @@ def find_negative_cycle(w: np.ndarray) -> Optional[list[int]]:
 
 
 def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
-    """graph[idx][:, idx] of any accepted kind, as a host array in its own dtype."""
-    from ._intake import as_host_array, classify
+    """graph[idx][:, idx] of any accepted kind, as host data in its own dtype (device arrays are
+    indexed on the device, so only |idx|^2 entries come back)."""
+    from ._intake import as_host_array, classify, to_host
     from ._solve import computed_dtype
     from ._sparse import densify
 
@@ -80,13 +81,14 @@ def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
         if hasattr(graph, "get"):  # CuPy
             import cupy
 
-            return graph[cupy.asarray(idx)][:, cupy.asarray(idx)].get()
-        if hasattr(graph, "detach"):  # torch
+            idx = cupy.asarray(idx)
+        elif hasattr(graph, "detach"):  # torch
             import torch
 
-            t = torch.as_tensor(idx, device=graph.device)
-            return graph.detach()[t][:, t].cpu().numpy()
-        raise TypeError("no host copy of this device array")
+            idx = torch.as_tensor(idx, device=graph.device)
+        else:
+            raise TypeError("no host copy of this device array")
+        return to_host(graph[idx][:, idx])
     return np.asarray(as_host_array(graph))[np.ix_(idx, idx)]
 
 

@@ -66,6 +66,18 @@ def as_host_array(graph: Any) -> np.ndarray:
     return arr
 
 
+def to_host(x: Any) -> np.ndarray:
+    """NumPy data of any array apsp accepts: host inputs as as_host_array gives them, CuPy and
+    torch device arrays copied back (validate's reference and the negative-cycle search)."""
+    if classify(x) != "device":
+        return as_host_array(x)
+    if hasattr(x, "get"):  # CuPy
+        return x.get()
+    if hasattr(x, "detach"):  # torch
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
 def writes_reach(graph: Any, arr: np.ndarray) -> bool:
     """Whether writing `arr` (from as_host_array(graph)) writes `graph`'s own memory: `arr` is
     `graph`, or a view that converting `graph` again gives back (a fresh array each time, as a

@@ -16,21 +16,9 @@ VALIDATE_MAX_N = 3000
 _SOLVE_KWARGS = ("directed", "unweighted", "device", "progress")
 
 
-def _to_numpy(x: Any) -> np.ndarray:
-    from ._intake import as_host_array, classify
-
-    if classify(x) != "device":  # NumPy, lists, CPU tensors, host DLPack producers
-        return as_host_array(x)
-    if hasattr(x, "get"):  # CuPy
-        return x.get()
-    if hasattr(x, "detach"):  # torch
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
 def _host_graph(graph: Any) -> np.ndarray:
     """A host copy of `graph` in the dtype apsp computes it in (checked for shape and n first)."""
-    from ._intake import classify
+    from ._intake import classify, to_host
     from ._solve import check_square, computed_dtype
     from ._sparse import densify
 
@@ -41,7 +29,7 @@ def _host_graph(graph: Any) -> np.ndarray:
                          "SciPy's reference is O(n^3) on one core; check a smaller subgraph")
     if sparse:
         return densify(graph, computed_dtype(graph.dtype))
-    host = _to_numpy(graph)
+    host = to_host(graph)
     return np.array(host, dtype=computed_dtype(host.dtype))
 
 
@@ -66,6 +54,7 @@ def validate(graph: Any, **solve_kwargs: Any) -> float:
     cycle, apsp's :class:`apsp.NegativeCycleError` is raised, since there is nothing to compare.
     """
     from ._errors import NegativeCycleError
+    from ._intake import to_host
     from ._solve import solve
 
     for key in solve_kwargs:
@@ -73,7 +62,7 @@ def validate(graph: Any, **solve_kwargs: Any) -> float:
             raise ValueError(f"validate() does not take {key}=; it takes {', '.join(_SOLVE_KWARGS)}")
     host = _host_graph(graph)
     try:
-        ours: Any = _to_numpy(solve(graph, **solve_kwargs))
+        ours: Any = to_host(solve(graph, **solve_kwargs))
     except NegativeCycleError as exc:
         ours = exc
     return compare_with_scipy(host, ours, directed=solve_kwargs.get("directed", True),
