@@ -236,6 +236,17 @@ def test_negative_cycle_is_named_in_order_before_the_walks(device, dtype):
     assert info.value.cycle == [] and len(info.value.vertices) == 22
 
 
+def test_negative_cycle_search_is_bounded():
+    from apsp import _cycles
+
+    g = np.full((5000, 1), -1.0)  # never read: past MAX_VERTICES the search does not start
+    assert _cycles.negative_cycle(g, list(range(_cycles.MAX_VERTICES + 1)), True) is None
+    ring = np.full((3, 3), np.inf)
+    ring[0, 1] = ring[1, 2] = ring[2, 0] = -1.0
+    cycle, weight = _cycles.negative_cycle(ring, [0, 1, 2], True)
+    assert cycle in ([0, 1, 2], [1, 2, 0], [2, 0, 1]) and weight == -3.0
+
+
 def test_negative_cycle_search_directed_false_and_self_loops(device):
     inf = np.inf
     g = np.array([[0, 3, inf, inf], [inf, 0, -1, inf], [inf, inf, 0, inf], [inf, inf, inf, -2]])

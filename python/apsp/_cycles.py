@@ -14,8 +14,10 @@ import numpy as np
 from . import _core
 
 # Bellman-Ford's passes each cost |S|^2; a cycle among the parent pointers usually shows up
-# after about as many passes as the cycle has edges. Past this much work, no cycle is named.
+# after about as many passes as the cycle has edges. Past this much work, or past this many
+# vertices (each pass holds two |S| x |S| float64 arrays: 268 MB at 4096), no cycle is named.
 _MAX_WORK = 2e9
+MAX_VERTICES = 4096
 
 
 def parent_cycle(parent: np.ndarray) -> Optional[list[int]]:
@@ -95,7 +97,7 @@ def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
 def negative_cycle(graph: Any, vertices: list[int],
                    directed: bool) -> Optional[tuple[list[int], float]]:
     """(cycle, its weight) among `vertices` of the caller's input `graph`, or None."""
-    if not vertices:
+    if not vertices or len(vertices) > MAX_VERTICES:
         return None
     idx = np.asarray(vertices, dtype=np.int64)
     try:

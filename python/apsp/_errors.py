@@ -13,7 +13,8 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     ``vertices`` lists vertices whose shortest closed walk is negative (each lies on or reaches
     back through a negative cycle). ``cycle`` is one negative cycle in path order (``cycle[0] ->
     cycle[1] -> ... -> cycle[0]``) when :func:`apsp.solve` could find one in the untouched input,
-    else ``[]`` (``overwrite=True``, or a search past its work bound).
+    else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, or a search past its
+    work bound).
     """
 
     vertices: list[int]
