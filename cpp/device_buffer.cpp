@@ -2,6 +2,7 @@
 // and CUDA-array-interface exports.
 #include "device_buffer.hpp"
 
+#include <optional>
 #include <string>
 
 #include "dlpack.h"
@@ -98,12 +99,9 @@ DeviceBuffer::DeviceBuffer(int64_t n, apsp::DType dtype, int device, cuda::Strea
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_ == nullptr) return;
-  if (Py_IsInitialized() && PyGILState_Check()) {  // the free waits for the device: not with the GIL
-    py::gil_scoped_release release;
-    cuda::free_result(ptr_, device_);
-  } else {
-    cuda::free_result(ptr_, device_);
-  }
+  std::optional<py::gil_scoped_release> release;  // the free waits for the device: not with the GIL
+  if (Py_IsInitialized() && PyGILState_Check()) release.emplace();
+  cuda::free_result(ptr_, device_);
 }
 
 ArrayView DeviceBuffer::view() const {

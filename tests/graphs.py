@@ -16,6 +16,14 @@ DTYPES = (np.float32, np.float64, np.int32, np.int64)
 TILE_SIZES = (1, 2, 3, 31, 63, 64, 65, 127, 129)
 
 
+class CAIOnly:
+    """A device array known only through __cuda_array_interface__ (like Numba's): apsp's results
+    for it are its own DeviceBuffer."""
+
+    def __init__(self, interface: dict) -> None:
+        self.__cuda_array_interface__ = interface
+
+
 def no_edge(dtype) -> float:
     """The value that means "no edge" (and "unreachable") for `dtype`."""
     dtype = np.dtype(dtype)

@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import floyd_warshall
 import apsp
 from apsp import _core
 from apsp._intake import classify
+from graphs import CAIOnly
 
 DTYPES = ["float32", "float64", "int32", "int64"]
 INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -589,13 +590,6 @@ class DLPackOnly:
 class LegacyDLPackOnly(DLPackOnly):
     def __init__(self, t) -> None:
         super().__init__(t, legacy=True)
-
-
-class CAIOnly:
-    """A device array known only through __cuda_array_interface__ (like Numba's)."""
-
-    def __init__(self, interface: dict) -> None:
-        self.__cuda_array_interface__ = interface
 
 
 @gpu

@@ -15,6 +15,7 @@ import pytest
 
 import apsp
 from apsp import _core
+from graphs import CAIOnly
 
 pytestmark = pytest.mark.gpu
 
@@ -1471,14 +1472,6 @@ def test_graph_capture_survives_another_threads_device_sync(torch):
     assert fallbacks >= 1, f"syncs failed, yet no solve fell back: {proc.stdout} {proc.stderr[-2000:]}"
 
 
-class _InterfaceOnly:
-    """A device array known only through __cuda_array_interface__: its results are apsp's own
-    DeviceBuffer, whose memory is freed when Python drops it."""
-
-    def __init__(self, t) -> None:
-        self.__cuda_array_interface__ = t.__cuda_array_interface__
-
-
 def test_dropped_results_do_not_race_another_threads_captures(torch, rng):
     """Each dropped DeviceBuffer used to wait with cudaDeviceSynchronize, which, during another
     thread's round-loop capture, could crash the process in the driver (3 of 3 runs like this one
@@ -1493,7 +1486,7 @@ def test_dropped_results_do_not_race_another_threads_captures(torch, rng):
     def drop_loop() -> None:
         try:
             while not stop.is_set():
-                r = apsp.solve(_InterfaceOnly(t))
+                r = apsp.solve(CAIOnly(t.__cuda_array_interface__))
                 assert_same(torch.from_dlpack(r).cpu().numpy(), expected_small)
                 del r
                 dropped[0] += 1

@@ -11,8 +11,6 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _core
-
 # Bellman-Ford's passes each cost |S|^2; a cycle among the parent pointers usually shows up
 # after about as many passes as the cycle has edges. Past this much work, or past this many
 # vertices (each pass holds two |S| x |S| float64 arrays: 268 MB at 4096), no cycle is named.
@@ -104,11 +102,11 @@ def negative_cycle(graph: Any, vertices: list[int],
         sub = _host_rows(graph, idx)
     except Exception:  # an input this helper cannot index: the error keeps its vertex list
         return None
-    if sub.dtype.kind in "iub":
-        limit = _core.INT32_INF if sub.dtype.itemsize <= 4 else _core.INT64_INF
-        w = np.where(sub >= limit, np.inf, sub.astype(np.float64))
-    else:
-        w = sub.astype(np.float64)
+    from ._solve import computed_dtype
+    from ._sparse import no_edge_value
+
+    sub = sub.astype(computed_dtype(sub.dtype), copy=False)  # the engines' no-edge rule applies
+    w = np.where(sub >= no_edge_value(sub.dtype), np.inf, sub.astype(np.float64))
     if not directed:
         w = np.minimum(w, w.T)
     found = find_negative_cycle(w)

@@ -1395,12 +1395,9 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     }
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
       constexpr bool can_round = P::argmin && std::is_floating_point_v<T>;
-      if (can_round && job.check_closer)
-        resolve_kernel<V, true><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
-                                                                          job.pld, sc.st);
-      else
-        resolve_kernel<V, false><<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p,
-                                                                           job.pld, sc.st);
+      const auto resolve =
+          can_round && job.check_closer ? resolve_kernel<V, true> : resolve_kernel<V, false>;
+      resolve<<<resolve_grid(n), dim3(32, 8), 0, stream>>>(d, n, ld, job.p, job.pld, sc.st);
       APSP_CUDA_CHECK_LAUNCH("resolve_kernel");
     }
     // The flow kernel finalized its values. Every other plan's, on V again after any unpack,
@@ -1717,7 +1714,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
       twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
-  if (pred.data && !(tiles == Tiles::argmin && argmin_exact)) allocate_hops();
+  // The argmin plan on exact sums uses no hop buffer; float32's runs on the int32 twin.
+  const bool argmin_on_exact_sums = tiles == Tiles::argmin && argmin_exact;
+  const bool argmin_on_twin = argmin_on_exact_sums && std::is_same_v<T, float>;
+  if (pred.data && !argmin_on_exact_sums) allocate_hops();
   set_sm90_features(job, hopper);
   if (tiles == Tiles::tagged && hop_scaled) job.hop_scale = n;
   if (tiles == Tiles::flow) {  // a bad override raises here
@@ -1737,8 +1737,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  job.hop_scale > 0  ? " with hop counts in its keys"
-                 : twin || (tiles == Tiles::argmin && argmin_exact && std::is_same_v<T, float>)
-                     ? " on integer kernels"
+                 : twin || argmin_on_twin ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
                  : tiles != Tiles::flow ? ""
