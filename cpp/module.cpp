@@ -77,6 +77,8 @@ void on_round(void* ctx, int64_t done, int64_t total) {
   if (!cb->progress.is_none()) cb->progress(done, total);
 }
 
+// `cb` (or nullptr): the engine calls on_round, for the bar in cb->progress or, where that is
+// None, only to poll for Ctrl-C (Options::progress_polls_only says where that is free).
 apsp::Options make_options(bool directed, bool unweighted, bool check_input,
                            bool check_negative_cycles, Callback* cb) {
   apsp::Options o;
@@ -87,6 +89,7 @@ apsp::Options make_options(bool directed, bool unweighted, bool check_input,
   if (cb) {
     o.progress = &on_round;
     o.progress_ctx = cb;
+    o.progress_polls_only = cb->progress.is_none();
   }
   return o;
 }
@@ -110,10 +113,9 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
   }
   apsp::PredMatrix p = host_pred(pred, input.n);
   Callback cb{progress};
-  // The CPU engine polls for Ctrl-C every round; the CUDA engine only when a bar was asked for,
-  // because a per-round callback makes it wait on the device.
-  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
-                                 (cpu || !progress.is_none()) ? &cb : nullptr);
+  // Ctrl-C is polled: the host waits for a host input's solve anyway (the CUDA engine: where
+  // that costs nothing, Options::progress_polls_only).
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
   if (cpu)
     apsp::solve_cpu(input, p, o);
@@ -146,8 +148,7 @@ void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
   if (g.dtype != m.dtype) throw py::value_error("values and out must have one dtype");
   apsp::PredMatrix p = host_pred(pred, n);
   Callback cb{progress};
-  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
-                                 progress.is_none() ? nullptr : &cb);
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
   apsp::solve_cuda_sparse_host(g, m, p, o, device);
 }
@@ -186,9 +187,8 @@ void solve_array(py::object work, py::object pred, uintptr_t stream, bool direct
     p.data = static_cast<int32_t*>(v.matrix.data);
     p.ld = v.matrix.ld;
   }
-  Callback cb{progress};
-  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles,
-                                 progress.is_none() ? nullptr : &cb);
+  Callback cb{progress};  // Ctrl-C is polled where the host waits anyway (the checks)
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
   apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream));
 }
@@ -250,7 +250,7 @@ py::dict info() {
     e["compute_capability"] = py::make_tuple(dev.major, dev.minor);
     e["multiprocessors"] = dev.multiprocessors;
     e["total_memory"] = dev.total_memory;
-    e["free_memory"] = dev.free_memory;
+    e["free_memory"] = dev.free_memory_known ? py::object(py::int_(dev.free_memory)) : py::none();
     list.append(e);
   }
   d["devices"] = list;

@@ -51,12 +51,58 @@ def test_info_keys_and_types():
     if facts["devices"]:
         assert facts["why_no_devices"] is None
         for i, d in enumerate(facts["devices"]):
-            assert d["index"] == i and d["name"] and d["total_memory"] >= d["free_memory"] > 0
+            assert d["index"] == i and d["name"] and d["total_memory"] > 0
+            assert d["free_memory"] is None or d["total_memory"] >= d["free_memory"] > 0
             assert len(d["compute_capability"]) == 2 and d["multiprocessors"] > 0
     else:
         assert isinstance(facts["why_no_devices"], str) and facts["why_no_devices"]
     facts["devices"].append("scribble")  # a fresh dict each call: callers cannot corrupt it
     assert "scribble" not in apsp.info()["devices"]
+
+
+LISTING_CHILD = """
+import ctypes, json
+import numpy as np
+cuda = ctypes.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+
+def has_context(ordinal):
+    dev, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+    assert cuda.cuDeviceGet(ctypes.byref(dev), ordinal) == 0
+    assert cuda.cuDevicePrimaryCtxGetState(dev, ctypes.byref(flags), ctypes.byref(active)) == 0
+    return bool(active.value)
+
+import apsp
+facts = apsp.info()
+apsp._devices.default_host_target()  # the choice for a host array
+listed = [has_context(i) for i in range(len(facts["devices"]))]
+apsp.solve(np.zeros((3, 3), np.float32), device="cuda:0")
+print(json.dumps({"listed": listed, "solved": has_context(0),
+                  "free": [d["free_memory"] for d in facts["devices"]]}))
+"""
+
+
+@pytest.mark.gpu
+def test_listing_devices_makes_no_cuda_context():
+    """apsp.info() and the device choice for a host array make no CUDA context (each holds about
+    500 MB of a GPU for the process's life); a solve makes one on its own GPU. Free memory comes
+    from NVML, which is there wherever its library loads."""
+    import ctypes
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", LISTING_CHILD], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["listed"] and not any(got["listed"]), got
+    assert got["solved"], got
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return
+    assert all(isinstance(f, int) and f > 0 for f in got["free"]), got
 
 
 # ---- validate ---------------------------------------------------------------------------------

@@ -1584,6 +1584,7 @@ def test_cuda_failure_is_runtime_error_and_next_call_works(rng):
 
 def test_too_large_for_the_gpu_is_memory_error(tmp_path):
     free = apsp.info()["devices"][0]["free_memory"]
+    assert free is not None, "NVML gave no free memory on this GPU machine"
     n = int(np.sqrt(free / 4 * 1.3)) + 1  # float32 n x n exceeds free memory by 30%
     mm = np.memmap(tmp_path / "huge.bin", dtype=np.float32, mode="w+", shape=(n, n))  # sparse file
     with pytest.raises(MemoryError, match=r"needs \d+ bytes .* only \d+ bytes"):

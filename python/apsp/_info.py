@@ -22,8 +22,11 @@ def format_info(facts: dict[str, Any]) -> str:
     if facts["devices"]:
         for d in facts["devices"]:
             cc = ".".join(str(v) for v in d["compute_capability"])
-            lines.append(f"GPU cuda:{d['index']}: {d['name']} (sm_{cc.replace('.', '')}, {d['multiprocessors']} SMs, "
-                         f"{d['free_memory'] / 2**30:.1f} of {d['total_memory'] / 2**30:.1f} GiB free)")
+            total = d["total_memory"] / 2**30
+            memory = (f"{total:.1f} GiB, free memory unknown" if d["free_memory"] is None
+                      else f"{d['free_memory'] / 2**30:.1f} of {total:.1f} GiB free")
+            lines.append(f"GPU cuda:{d['index']}: {d['name']} (sm_{cc.replace('.', '')}, "
+                         f"{d['multiprocessors']} SMs, {memory})")
     else:
         lines.append(f"GPUs: none usable ({facts['why_no_devices']})")
     return "\n".join(lines)

@@ -49,6 +49,11 @@ struct Options {
   bool check_negative_cycles = true;
   ProgressFn progress = nullptr;
   void* progress_ctx = nullptr;
+  // `progress` only polls for Ctrl-C: nobody shows the counts. The CPU engine still calls it
+  // every round; the CUDA engine only where the host waits for the solve anyway and the calls cost
+  // nothing measurable: past the sizes replayed as one CUDA graph, on host inputs and on device
+  // arrays whose negative cycles are checked (a solve without the checks stays asynchronous).
+  bool progress_polls_only = false;
 };
 
 // ---- errors (the binding maps each to one Python exception type) ----------------------------
@@ -91,9 +96,12 @@ struct CudaDevice {
   int major = 0, minor = 0;
   int multiprocessors = 0;
   uint64_t total_memory = 0;
-  uint64_t free_memory = 0;
+  uint64_t free_memory = 0;  // when free_memory_known
+  bool free_memory_known = false;
 };
 // Usable devices; when there are none, *why_none says why (no driver, no device, not compiled).
+// Makes no CUDA context on any device (free memory comes from NVML, or from a context already
+// there; unknown where neither can say).
 std::vector<CudaDevice> cuda_devices(std::string* why_none);
 
 // `dist` (and `pred`) are device pointers on `device`; work is enqueued on `stream`

@@ -13,7 +13,14 @@ namespace apsp::cuda_detail {
 [[noreturn]] inline void throw_cuda(cudaError_t err, const char* what, const char* file, int line) {
   std::string msg = std::string("CUDA error in ") + what + " (" + file + ":" + std::to_string(line) +
                     "): " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
-  if (err == cudaErrorMemoryAllocation) throw MemoryError(msg);
+  if (err == cudaErrorMemoryAllocation) {  // not an allocation of ours (those name their bytes)
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+      msg += "; " + std::to_string(free_b) + " of " + std::to_string(total_b) +
+             " bytes of GPU memory are free";
+    (void)cudaGetLastError();
+    throw MemoryError(msg + "; free GPU memory or use a smaller graph");
+  }
   throw CudaError(msg);
 }
 

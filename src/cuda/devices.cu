@@ -1,6 +1,13 @@
 // CUDA engine: build facts and the list of usable devices (for apsp.info() and device choice).
+// Listing devices makes no CUDA context on any of them (a context holds about 500 MB of a GPU's
+// memory for the process's life): free memory comes from NVML, or from a context that is already
+// there.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "apsp/apsp.hpp"
@@ -29,6 +36,73 @@ std::string why_count_failed(cudaError_t err) {
            cuda_version(runtime) + " runtime apsp was built with; update the driver";
   return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
 }
+
+// Whether `device`'s primary context exists (made by an earlier solve, or by PyTorch or CuPy):
+// the driver's cuDevicePrimaryCtxGetState, reached through the runtime.
+bool has_context(int device) {
+  using GetState = CUresult (*)(CUdevice, unsigned*, int*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &fn, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  unsigned flags = 0;
+  int active = 0;
+  return reinterpret_cast<GetState>(fn)(CUdevice(device), &flags, &active) == CUDA_SUCCESS &&
+         active != 0;
+}
+
+// Free bytes on `device` from NVML (libnvidia-ml, installed with the driver, loaded at run time),
+// matched by PCI bus id; nullopt where NVML is absent or speaks of another amount of memory than
+// the CUDA device has (a MIG instance is a part of its GPU).
+std::optional<uint64_t> nvml_free_memory(int device, uint64_t cuda_total) {
+  struct Memory {
+    unsigned long long total, free, used;  // nvmlMemory_t
+  };
+  using Init = int (*)();
+  using ByBusId = int (*)(const char*, void**);
+  using MemoryInfo = int (*)(void*, Memory*);
+  static void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);  // kept: NVML's own
+  if (!lib) return std::nullopt;
+  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
+  auto by_bus_id = reinterpret_cast<ByBusId>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto memory_info = reinterpret_cast<MemoryInfo>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+  char bus_id[32] = {};
+  if (!init || !shutdown || !by_bus_id || !memory_info ||
+      cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  if (init() != 0) return std::nullopt;  // NVML_SUCCESS is 0
+  void* handle = nullptr;
+  Memory m{};
+  const bool ok = by_bus_id(bus_id, &handle) == 0 && memory_info(handle, &m) == 0;
+  (void)shutdown();
+  if (!ok || std::fabs(double(m.total) - double(cuda_total)) > 0.05 * double(cuda_total))
+    return std::nullopt;
+  return uint64_t(m.free);
+}
+
+// Free bytes on `device` without making a context: NVML's figure, else CUDA's where this device's
+// context and the caller's current device's both exist already; nullopt otherwise.
+std::optional<uint64_t> free_memory(int device, uint64_t total) {
+  if (auto b = nvml_free_memory(device, total)) return b;
+  int prev = 0;
+  if (cudaGetDevice(&prev) != cudaSuccess || !has_context(device) || !has_context(prev)) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  size_t free_b = 0, total_b = 0;
+  const bool ok = cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) ==
+                                                               cudaSuccess;
+  (void)cudaGetLastError();
+  (void)cudaSetDevice(prev);
+  return ok ? std::optional<uint64_t>(free_b) : std::nullopt;
+}
 }  // namespace
 
 std::vector<CudaDevice> cuda_devices(std::string* why_none) {
@@ -54,17 +128,9 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
     d.minor = prop.minor;
     d.multiprocessors = prop.multiProcessorCount;
     d.total_memory = prop.totalGlobalMem;
-    // Free memory needs a context on device i. A device that cannot make one (say, exclusive to
-    // another process) reports 0 free instead of failing the whole list; solving on it raises
-    // RuntimeError with the reason. The caller's current device is restored either way.
-    int prev = 0;
-    APSP_CUDA_CHECK(cudaGetDevice(&prev));
-    size_t free_b = 0, total_b = 0;
-    if (cudaSetDevice(i) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
-      free_b = 0;
-    (void)cudaGetLastError();
-    APSP_CUDA_CHECK(cudaSetDevice(prev));
-    d.free_memory = free_b;
+    const std::optional<uint64_t> free_b = free_memory(i, d.total_memory);
+    d.free_memory = free_b.value_or(0);
+    d.free_memory_known = free_b.has_value();
     out.push_back(d);
   }
   return out;

@@ -428,8 +428,20 @@ struct OwnStream {
   explicit OwnStream(int priority = 0) {
     APSP_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
   }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
   ~OwnStream() {
     if (s) (void)cudaStreamDestroy(s);
+  }
+};
+
+struct OwnEvent {  // without timing: for ordering and waits only
+  cudaEvent_t e = nullptr;
+  OwnEvent() { APSP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
+  OwnEvent(const OwnEvent&) = delete;
+  OwnEvent& operator=(const OwnEvent&) = delete;
+  ~OwnEvent() {
+    if (e) (void)cudaEventDestroy(e);
   }
 };
 
@@ -725,23 +737,20 @@ void finish_unless_capturing(cudaStream_t s) noexcept {
 
 // Per-call helper stream (high priority) and the two events of the look-ahead pipeline.
 struct Lookahead {
-  cudaStream_t aux = nullptr;
-  cudaEvent_t aux_done = nullptr, main_done = nullptr;
-  Lookahead() {
-    int lo = 0, hi = 0;
-    APSP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-    APSP_CUDA_CHECK(cudaStreamCreateWithPriority(&aux, cudaStreamNonBlocking, hi));
-    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&aux_done, cudaEventDisableTiming));
-    APSP_CUDA_CHECK(cudaEventCreateWithFlags(&main_done, cudaEventDisableTiming));
-  }
+  OwnStream aux_stream{highest_priority()};
+  OwnEvent aux_done_event, main_done_event;
+  cudaStream_t aux = aux_stream.s;
+  cudaEvent_t aux_done = aux_done_event.e, main_done = main_done_event.e;
   ~Lookahead() {
     // On a normal exit the main stream has joined all aux work, and a stream or event with work
     // pending is released once that work completes. After an exception between rounds, wait so
     // that nothing is left running.
-    if (aux && std::uncaught_exceptions() > 0) finish_unless_capturing(aux);
-    if (aux) (void)cudaStreamDestroy(aux);
-    if (aux_done) (void)cudaEventDestroy(aux_done);
-    if (main_done) (void)cudaEventDestroy(main_done);
+    if (std::uncaught_exceptions() > 0) finish_unless_capturing(aux);
+  }
+  static int highest_priority() {
+    int lo = 0, hi = 0;
+    APSP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    return hi;
   }
 };
 
@@ -1882,12 +1891,7 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
       // arrive in parts).
       int64_t row_rounds = 0, reported = 0;
       if (opt.progress) progress = std::make_unique<Progress>(opt, stream, nb);
-      cudaEvent_t arrived_event = nullptr;
-      APSP_CUDA_CHECK(cudaEventCreateWithFlags(&arrived_event, cudaEventDisableTiming));
-      struct EventGuard {
-        cudaEvent_t e;
-        ~EventGuard() { (void)cudaEventDestroy(e); }
-      } guard{arrived_event};
+      OwnEvent arrived_event;
       int64_t done_rows = 0;  // rows [0, done_rows) hold the rounds of blocks [0, done_rows / K)
       int64_t parts = 0;
       auto arrived = [&](int64_t rows) {
@@ -1897,8 +1901,8 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
         // GPU_NOTES.md, twenty-eighth session). The first part is the first pinned chunk, the
         // GPU's only wait.
         if (rows < n && rows < 2 * done_rows) return;
-        APSP_CUDA_CHECK(cudaEventRecord(arrived_event, copy));
-        APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, arrived_event, 0));
+        APSP_CUDA_CHECK(cudaEventRecord(arrived_event.e, copy));
+        APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, arrived_event.e, 0));
         if (opt.check_input) enqueue_scan(d, n, ld, done_rows, rows, sc.st, stream);
         enqueue_rules_rows(d, n, ld, done_rows, rows, opt.unweighted, nullptr, stream);
         const int64_t a = done_rows / K, b = (rows + K - 1) / K;
@@ -1927,6 +1931,18 @@ void upload_and_enqueue_arriving(const Matrix& input, const Matrix& dev, const O
       APSP_CUDA_CHECK_LAUNCH("finalize_kernel");
     }
   });
+}
+
+// The options a solve runs with. A progress callback that only polls for Ctrl-C
+// (Options::progress_polls_only) is kept where the host waits for the solve anyway (`host_waits`:
+// a host input, or the negative-cycle check's readout) and the rounds are launched one by one: its
+// event waits then cost nothing measurable (H100 int32 n = 10000: +0.0% on a device buffer,
+// -2.2% on the host path; results/gpu_h100_s44e_summary.md). Smaller solves take milliseconds and
+// replay as one CUDA graph, which a callback would forgo.
+Options with_interrupt_polls(const Options& opt, int64_t n, bool host_waits) {
+  Options o = opt;
+  if (o.progress_polls_only && (!host_waits || n <= kGraphMaxN)) o.progress = nullptr;
+  return o;
 }
 
 // The end of every host-input solve: `solve()` (the solve of the device matrix `dev`, or the
@@ -1968,14 +1984,17 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
   check_views(dist, pred);
   if (dist.n == 0) return;
   cuda_detail::DeviceGuard guard(device);
+  const Options opt =
+      cuda_detail::with_interrupt_polls(options, dist.n, options.check_negative_cycles);
   const std::vector<int64_t> negative = cuda_detail::solve_device_matrix(
-      dist, pred, options, device, static_cast<cudaStream_t>(stream));
+      dist, pred, opt, device, static_cast<cudaStream_t>(stream));
   check_negative_cycles(negative, dist.n);
 }
 
-void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& options,
+void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& caller_options,
                      int device) {
   using namespace cuda_detail;
+  const Options options = with_interrupt_polls(caller_options, dist.n, true);
   check_views(input, PredMatrix{});
   check_views(dist, pred);
   if (input.n != dist.n || input.dtype != dist.dtype)
@@ -2033,8 +2052,9 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
 }
 
 void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
-                            const Options& options, int device) {
+                            const Options& caller_options, int device) {
   using namespace cuda_detail;
+  const Options options = with_interrupt_polls(caller_options, dist.n, true);
   check_views(dist, pred);
   const int64_t n = dist.n, nnz = graph.nnz;
   if (graph.n != n || graph.dtype != dist.dtype)

@@ -65,7 +65,14 @@ struct Lease {
       s->bytes = bytes;
       s->device = device;
       for (int b = 0; b < 2; ++b) {
-        APSP_CUDA_CHECK(cudaHostAlloc(&s->chunk[b], bytes, cudaHostAllocPortable));
+        const cudaError_t err = cudaHostAlloc(&s->chunk[b], bytes, cudaHostAllocPortable);
+        if (err == cudaErrorMemoryAllocation) {
+          (void)cudaGetLastError();
+          throw MemoryError("not enough pinned host memory: the CUDA engine's staging needs " +
+                            std::to_string(2 * bytes) + " bytes of page-locked memory for its "
+                            "copies; free host memory, or pass a device array or device='cpu'");
+        }
+        APSP_CUDA_CHECK(err);
         APSP_CUDA_CHECK(cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming));
       }
     }
