@@ -461,12 +461,18 @@ def test_gil_is_released_while_computing():
 
 def _dense_graph(n: int, dtype, kind: str):
     """A complete graph with weights in [1, 100) and a zero diagonal, as a NumPy array or (kind
-    "torch") a CUDA tensor: a solve's cost does not depend on its edges, and this is cheap at any n."""
+    "torch") a CUDA tensor, or 8n random edges as a SciPy sparse matrix: a solve's cost does not
+    depend on its edges, and these are cheap at any n."""
     if kind == "torch":
         torch = pytest.importorskip("torch")
         g = torch.randint(1, 100, (n, n), dtype=getattr(torch, np.dtype(dtype).name), device="cuda")
         g.fill_diagonal_(0)
         return g
+    if kind == "sparse":  # a SciPy sparse input: its edges are scattered on the GPU
+        rng = np.random.default_rng(n)
+        rows, cols = rng.integers(0, n, 8 * n), rng.integers(0, n, 8 * n)
+        return scipy.sparse.csr_matrix((rng.integers(1, 100, 8 * n).astype(dtype), (rows, cols)),
+                                       shape=(n, n))
     g = np.random.default_rng(n).integers(1, 100, size=(n, n), dtype=np.int32).astype(dtype)
     np.fill_diagonal(g, 0)
     return g
@@ -479,7 +485,8 @@ def _dense_graph(n: int, dtype, kind: str):
     pytest.param("cuda", np.float32, "numpy", 6144, marks=pytest.mark.gpu),
     pytest.param("cuda", np.int32, "numpy", 6144, marks=pytest.mark.gpu),
     pytest.param("cuda", np.int32, "torch", 6144, marks=pytest.mark.gpu),
-], ids=["cpu", "cuda-float32", "cuda-int32", "cuda-torch-int32"])
+    pytest.param("cuda", np.float32, "sparse", 6144, marks=pytest.mark.gpu),
+], ids=["cpu", "cuda-float32", "cuda-int32", "cuda-torch-int32", "cuda-sparse-float32"])
 def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype, kind, n0):
     """A Ctrl-C that arrives while an engine computes (the GIL released, no progress callable)
     stops it long before the solve would end, and the input is as it was. The graph grows until
@@ -497,7 +504,7 @@ def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype,
     n = n0
     while True:
         g = _dense_graph(n, dtype, kind)
-        before = g.clone() if kind == "torch" else g.copy()
+        before = g.clone() if kind == "torch" else g.copy()  # a sparse matrix's copy is deep
         t0 = time.perf_counter()
         apsp.solve(g, device=device)  # returns after the negative-cycle check's readout
         full = time.perf_counter() - t0
@@ -519,6 +526,8 @@ def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype,
     assert elapsed < full / 2, f"stopped after {elapsed:.3f} s of a {full:.3f} s solve"
     if kind == "torch":
         assert bool((g == before).all())
+    elif kind == "sparse":
+        assert (g != before).nnz == 0
     else:
         np.testing.assert_array_equal(g, before)
     small = random_graph(np.random.default_rng(3), 65, dtype)
