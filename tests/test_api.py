@@ -60,6 +60,19 @@ def test_info_keys_and_types():
     assert "scribble" not in apsp.info()["devices"]
 
 
+
+def test_info_text_names_free_memory_or_says_it_is_unknown():
+    from apsp._info import format_info
+
+    gpu = {"index": 0, "name": "Some GPU", "compute_capability": (9, 0), "multiprocessors": 132,
+           "total_memory": 80 * 2**30}
+    facts = {"version": "0", "cuda_compiled": True, "cuda_build": "nvcc", "cpu_threads": 2,
+             "devices": [dict(gpu, free_memory=60 * 2**30), dict(gpu, index=1, free_memory=None)],
+             "why_no_devices": None}
+    text = format_info(facts)
+    assert "GPU cuda:0: Some GPU (sm_90, 132 SMs, 60.0 of 80.0 GiB free)" in text
+    assert "GPU cuda:1: Some GPU (sm_90, 132 SMs, 80.0 GiB, free memory unknown)" in text
+
 LISTING_CHILD = """
 import ctypes, json
 import numpy as np
