@@ -250,7 +250,7 @@ py::dict info() {
     e["compute_capability"] = py::make_tuple(dev.major, dev.minor);
     e["multiprocessors"] = dev.multiprocessors;
     e["total_memory"] = dev.total_memory;
-    e["free_memory"] = dev.free_memory_known ? py::object(py::int_(dev.free_memory)) : py::none();
+    e["free_memory"] = dev.free_memory;  // None where unknown
     list.append(e);
   }
   d["devices"] = list;

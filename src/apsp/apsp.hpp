@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,8 +97,7 @@ struct CudaDevice {
   int major = 0, minor = 0;
   int multiprocessors = 0;
   uint64_t total_memory = 0;
-  uint64_t free_memory = 0;  // when free_memory_known
-  bool free_memory_known = false;
+  std::optional<uint64_t> free_memory;  // none where it cannot be known without a context
 };
 // Usable devices; when there are none, *why_none says why (no driver, no device, not compiled).
 // Makes no CUDA context on any device (free memory comes from NVML, or from a context already

@@ -4,22 +4,42 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <sstream>
 #include <string>
 
 #include "apsp/apsp.hpp"
 
 namespace apsp::cuda_detail {
 
+// "N bytes (X GiB)", for MemoryError messages.
+inline std::string bytes_text(uint64_t b) {
+  std::ostringstream s;
+  s << b << " bytes (" << double(b) / double(1ull << 30) << " GiB)";
+  return s.str();
+}
+
+// The current device and its free and total memory, for MemoryError messages; leaves no error.
+struct GpuMemory {
+  int device = -1;
+  size_t free = 0, total = 0;
+};
+inline GpuMemory gpu_memory() {
+  GpuMemory m;
+  (void)cudaGetDevice(&m.device);
+  (void)cudaMemGetInfo(&m.free, &m.total);
+  (void)cudaGetLastError();
+  return m;
+}
+
 [[noreturn]] inline void throw_cuda(cudaError_t err, const char* what, const char* file, int line) {
   std::string msg = std::string("CUDA error in ") + what + " (" + file + ":" + std::to_string(line) +
                     "): " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
   if (err == cudaErrorMemoryAllocation) {  // not an allocation of ours (those name their bytes)
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-      msg += "; " + std::to_string(free_b) + " of " + std::to_string(total_b) +
-             " bytes of GPU memory are free";
-    (void)cudaGetLastError();
-    throw MemoryError(msg + "; free GPU memory or use a smaller graph");
+    const GpuMemory m = gpu_memory();
+    throw MemoryError(msg + "; " + bytes_text(m.free) + " of " + bytes_text(m.total) +
+                      " are free on CUDA device " + std::to_string(m.device) +
+                      "; free GPU memory or use a smaller graph");
   }
   throw CudaError(msg);
 }

@@ -55,42 +55,56 @@ bool has_context(int device) {
          active != 0;
 }
 
-// Free bytes on `device` from NVML (libnvidia-ml, installed with the driver, loaded at run time),
-// matched by PCI bus id; nullopt where NVML is absent or speaks of another amount of memory than
-// the CUDA device has (a MIG instance is a part of its GPU).
-std::optional<uint64_t> nvml_free_memory(int device, uint64_t cuda_total) {
+// NVML (libnvidia-ml, installed with the driver, loaded at run time), initialised for one listing:
+// free bytes on a device without a CUDA context, matched by PCI bus id.
+class Nvml {
+ public:
+  Nvml() {
+    static void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);  // kept: NVML's own
+    if (!lib) return;
+    auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
+    shutdown_ = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlShutdown"));
+    by_bus_id_ = reinterpret_cast<ByBusId>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+    memory_info_ = reinterpret_cast<MemoryInfo>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+    ok_ = init && shutdown_ && by_bus_id_ && memory_info_ && init() == 0;  // NVML_SUCCESS is 0
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  ~Nvml() {
+    if (ok_) (void)shutdown_();
+  }
+  // nullopt where NVML is absent or speaks of another amount of memory than the CUDA device has
+  // (a MIG instance is a part of its GPU).
+  std::optional<uint64_t> free_memory(int device, uint64_t cuda_total) const {
+    char bus_id[32] = {};
+    if (!ok_ || cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::nullopt;
+    }
+    void* handle = nullptr;
+    Memory m{};
+    if (by_bus_id_(bus_id, &handle) != 0 || memory_info_(handle, &m) != 0 ||
+        std::fabs(double(m.total) - double(cuda_total)) > 0.05 * double(cuda_total))
+      return std::nullopt;
+    return uint64_t(m.free);
+  }
+
+ private:
   struct Memory {
     unsigned long long total, free, used;  // nvmlMemory_t
   };
-  using Init = int (*)();
   using ByBusId = int (*)(const char*, void**);
   using MemoryInfo = int (*)(void*, Memory*);
-  static void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);  // kept: NVML's own
-  if (!lib) return std::nullopt;
-  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
-  auto by_bus_id = reinterpret_cast<ByBusId>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-  auto memory_info = reinterpret_cast<MemoryInfo>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
-  char bus_id[32] = {};
-  if (!init || !shutdown || !by_bus_id || !memory_info ||
-      cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::nullopt;
-  }
-  if (init() != 0) return std::nullopt;  // NVML_SUCCESS is 0
-  void* handle = nullptr;
-  Memory m{};
-  const bool ok = by_bus_id(bus_id, &handle) == 0 && memory_info(handle, &m) == 0;
-  (void)shutdown();
-  if (!ok || std::fabs(double(m.total) - double(cuda_total)) > 0.05 * double(cuda_total))
-    return std::nullopt;
-  return uint64_t(m.free);
-}
+  int (*shutdown_)() = nullptr;
+  ByBusId by_bus_id_ = nullptr;
+  MemoryInfo memory_info_ = nullptr;
+  bool ok_ = false;
+};
 
 // Free bytes on `device` without making a context: NVML's figure, else CUDA's where this device's
 // context and the caller's current device's both exist already; nullopt otherwise.
-std::optional<uint64_t> free_memory(int device, uint64_t total) {
-  if (auto b = nvml_free_memory(device, total)) return b;
+std::optional<uint64_t> free_memory(const Nvml& nvml, int device, uint64_t total) {
+  if (auto b = nvml.free_memory(device, total)) return b;
   int prev = 0;
   if (cudaGetDevice(&prev) != cudaSuccess || !has_context(device) || !has_context(prev)) {
     (void)cudaGetLastError();
@@ -118,6 +132,7 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
     if (why_none) *why_none = "the CUDA driver reports no devices";
     return out;
   }
+  const Nvml nvml;
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     APSP_CUDA_CHECK(cudaGetDeviceProperties(&prop, i));
@@ -128,9 +143,7 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
     d.minor = prop.minor;
     d.multiprocessors = prop.multiProcessorCount;
     d.total_memory = prop.totalGlobalMem;
-    const std::optional<uint64_t> free_b = free_memory(i, d.total_memory);
-    d.free_memory = free_b.value_or(0);
-    d.free_memory_known = free_b.has_value();
+    d.free_memory = free_memory(nvml, i, d.total_memory);
     out.push_back(d);
   }
   return out;

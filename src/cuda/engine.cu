@@ -361,18 +361,12 @@ struct DeviceGuard {  // sets the current device, restores the caller's on exit
   }
 };
 
-std::string bytes_text(uint64_t b);
-
 // MemoryError with bytes needed and free (the error contract), for `what`.
 [[noreturn]] void throw_out_of_memory(uint64_t needed, const std::string& what) {
-  int device = -1;
-  size_t free_b = 0, total_b = 0;
-  (void)cudaGetDevice(&device);
-  (void)cudaMemGetInfo(&free_b, &total_b);
-  (void)cudaGetLastError();
+  const GpuMemory g = gpu_memory();
   std::ostringstream m;
-  m << "not enough GPU memory on CUDA device " << device << ": " << what << " needs "
-    << bytes_text(needed) << " but only " << bytes_text(free_b) << " of " << bytes_text(total_b)
+  m << "not enough GPU memory on CUDA device " << g.device << ": " << what << " needs "
+    << bytes_text(needed) << " but only " << bytes_text(g.free) << " of " << bytes_text(g.total)
     << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
   throw MemoryError(m.str());
 }
@@ -1806,12 +1800,6 @@ struct Trace {
     t = now;
   }
 };
-
-std::string bytes_text(uint64_t b) {
-  std::ostringstream s;
-  s << b << " bytes (" << double(b) / double(1ull << 30) << " GiB)";
-  return s.str();
-}
 
 // Device memory a host-input solve needs besides the n x n matrix, known before the input is
 // scanned: the predecessors (4 bytes per pair), the negative-cycle list and a margin for scratch.

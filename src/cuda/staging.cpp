@@ -69,8 +69,8 @@ struct Lease {
         if (err == cudaErrorMemoryAllocation) {
           (void)cudaGetLastError();
           throw MemoryError("not enough pinned host memory: the CUDA engine's staging needs " +
-                            std::to_string(2 * bytes) + " bytes of page-locked memory for its "
-                            "copies; free host memory, or pass a device array or device='cpu'");
+                            bytes_text(2 * bytes) + " of page-locked memory for its copies; "
+                            "free host memory, or pass a device array or device='cpu'");
         }
         APSP_CUDA_CHECK(err);
         APSP_CUDA_CHECK(cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming));
