@@ -33,8 +33,9 @@ int pointer_device(const void* ptr, const char* what);
 // stream-ordered pool: consumers may use the result on any stream, and cudaFree waits for them.
 void* alloc_result(std::size_t bytes, int device);
 // Frees memory from alloc_result. cudaFree waits for the device's work itself; an explicit
-// cudaDeviceSynchronize here raced with another thread's graph capture (apsp's round loop), which
-// the CUDA 13.0 driver can crash on (GPU_NOTES.md, forty-fourth session).
+// cudaDeviceSynchronize here would break any stream capture in another thread (a caller's, or,
+// before the graphs were recorded node by node, apsp's round loop), which the CUDA 13.0 driver
+// can crash on (GPU_NOTES.md, forty-fourth session).
 void free_result(void* ptr, int device) noexcept;
 // Row-by-row device-to-device copy, enqueued on `stream`.
 void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,

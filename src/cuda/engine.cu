@@ -5,8 +5,8 @@
 // pivot chain on one cluster and the rest as dataflow items: choose_tiles), the argmin plan's
 // predecessor check and its fallback (solve_argmin), CUDA-graph replay for small n, and the
 // entry points of apsp.hpp.
-// Kernels live in kernels.cuh, small.cuh, cluster.cuh, flow.cuh and tagged.cuh, host staging in
-// staging.cpp.
+// Kernels live in kernels.cuh, small.cuh, cluster.cuh, flow.cuh and tagged.cuh, the graphs'
+// recorder in graph.cuh, host staging in staging.cpp.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
@@ -37,6 +37,7 @@
 #include "cuda/check.cuh"
 #include "cuda/cluster.cuh"
 #include "cuda/flow.cuh"
+#include "cuda/graph.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/scatter.cuh"
 #include "cuda/small.cuh"
@@ -339,8 +340,9 @@ struct DeviceGuard {  // sets the current device, restores the caller's on exit
   int prev = -1;
   explicit DeviceGuard(int device) {
     // A non-sticky error left on this thread by an earlier call (ours or the caller's, e.g. a
-    // stream capture that another thread's device-wide sync invalidated) would otherwise fail
-    // this solve's first launch check: every error is checked where it happens, so none is owed.
+    // caller's stream capture that another thread's device-wide sync invalidated) would
+    // otherwise fail this solve's first launch check: every error is checked where it happens, so
+    // none is owed.
     (void)cudaGetLastError();
     APSP_CUDA_CHECK(cudaGetDevice(&prev));
     if (prev == device) return;
@@ -466,11 +468,21 @@ cudaLaunchAttribute programmatic_launch() {
 // A launch on `s`. With `pdl` (sm_90) the kernel may be launched while the kernel before it on
 // `s` is still running: its blocks wait in wait_for_previous_grid (kernels.cuh) until that one has
 // finished, so the launch latency between the round loop's dependent kernels is hidden (in a CUDA
-// graph, the capture turns it into a programmatic edge). Only for kernels that call
-// wait_for_previous_grid before touching memory.
+// graph, a programmatic edge: graph.cuh). Only for kernels that call wait_for_previous_grid before
+// touching memory. Where a GraphRecorder is active, a node of its graph instead.
 template <class... Params, class... Args>
 void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
             cudaStream_t s, bool pdl, Args&&... args) {
+  if (GraphRecorder* g = GraphRecorder::active()) {
+    std::tuple<std::decay_t<Params>...> values(std::forward<Args>(args)...);
+    std::apply(
+        [&](auto&... v) {
+          void* pointers[] = {static_cast<void*>(&v)...};
+          g->kernel(s, reinterpret_cast<const void*>(kernel), grid, block, smem, pointers, pdl);
+        },
+        values);
+    return;
+  }
   cudaLaunchAttribute attr = programmatic_launch();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
@@ -719,8 +731,8 @@ bool cluster_fits(int device) {
   return ok;
 }
 
-// Waits for the work queued on `s`, unless `s` is being captured into a graph (a wait would break
-// the capture); leaves no error behind. For cleanup after an exception.
+// Waits for the work queued on `s`, unless `s` is being captured into a graph (a caller's capture,
+// which a wait would break); leaves no error behind. For cleanup after an exception.
 void finish_unless_capturing(cudaStream_t s) noexcept {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
@@ -813,22 +825,22 @@ void lookahead_rounds(cudaStream_t stream, const Window& w, int64_t step, Panels
                       Band&& band_of, Start&& start, Rest&& rest_of, After&& after) {
   if (w.p0 >= w.p1) return;
   Lookahead la;
-  APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));  // fork: aux starts after the rules
-  APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));
+  record_event(la.main_done, stream);  // fork: aux starts after the rules
+  wait_event(la.aux, la.main_done);
   panels(la.aux, w.p0);
-  APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+  record_event(la.aux_done, la.aux);
   for (int64_t r0 = w.p0; r0 < w.p1; r0 += step) {
-    APSP_CUDA_CHECK(cudaStreamWaitEvent(stream, la.aux_done, 0));  // rows/columns of r0 final
+    wait_event(stream, la.aux_done);  // rows/columns of r0 final
     start(r0);
     const bool next = r0 + step < w.p1;
     if (next) {
-      APSP_CUDA_CHECK(cudaStreamWaitEvent(la.aux, la.main_done, 0));  // main's last part done
+      wait_event(la.aux, la.main_done);  // main's last part done
       band_of(la.aux, r0);
       panels(la.aux, r0 + step);
-      APSP_CUDA_CHECK(cudaEventRecord(la.aux_done, la.aux));
+      record_event(la.aux_done, la.aux);
     }
     rest_of(r0, next);
-    if (next) APSP_CUDA_CHECK(cudaEventRecord(la.main_done, stream));
+    if (next) record_event(la.main_done, stream);
     after(r0);
   }
 }
@@ -1180,10 +1192,8 @@ bool switched_off(const char* name) {
 
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 // Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
-// faster (H100, int32; GPU_NOTES.md, thirty-third session). A device-wide sync in another thread
-// during a capture invalidates it (handled below), and with the CUDA 13.0 driver it can also
-// crash the process inside cudaEventRecord (a driver race, reproduced without apsp:
-// GPU_NOTES.md, forty-fourth session); APSP_CUDA_GRAPHS=0 avoids capture altogether.
+// faster (H100, int32; GPU_NOTES.md, thirty-third session). The graph is built node by node
+// (graph.cuh), never by stream capture, so another thread's device-wide sync cannot meet it.
 constexpr int64_t kGraphMaxN = 4096;
 constexpr size_t kGraphCacheSize = 32;
 
@@ -1197,7 +1207,7 @@ struct GraphKey {
   bool min3;         // the kernels' min-plus step (Plan)
   bool pdl;          // Job::pdl
   bool tma;          // Job::tma (the graph's min-plus launches carry the TMA descriptors or not)
-  int priority;      // the launch stream's: the main stream's nodes keep it (capture_rounds)
+  int priority;      // the launch stream's: the main stream's nodes keep it (record_rounds)
   bool operator==(const GraphKey& o) const {
     return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, tma, priority) ==
            std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl, o.tma,
@@ -1214,50 +1224,22 @@ std::list<GraphEntry>& graph_cache() {  // most recently used first; never destr
   return *c;
 }
 
-// The round loop captured as a graph: nullptr when another thread invalidated the capture (a
-// device-wide sync such as torch.cuda.synchronize() while we capture), so the caller launches the
-// rounds directly instead. No error is left on the thread either way.
+// The round loop as a graph (graph.cuh), its main stream's nodes at the priority of `stream`.
 template <class P>
-cudaGraphExec_t capture_rounds(const GraphKey& key, const Job& job) {
-  // Capture on a private stream (thread-local mode, so other threads' CUDA calls are unaffected)
-  // of the launch stream's priority, which the nodes of the main stream keep (as without a graph).
-  OwnStream cap(key.priority);
-  cudaGraph_t graph = nullptr;
-  APSP_CUDA_CHECK(cudaStreamBeginCapture(cap.s, cudaStreamCaptureModeThreadLocal));
-  // Ends the capture; on a failure (`ok` false) drops what was captured and clears the error.
-  auto end_capture = [&](bool ok) {
-    const cudaError_t end = cudaStreamEndCapture(cap.s, &graph);
-    if (ok && end == cudaSuccess) return end;
-    (void)cudaGetLastError();
-    if (graph) (void)cudaGraphDestroy(graph);
-    return end;
-  };
-  try {
-    enqueue_rounds<P>(job, cap.s, [](int64_t) {});
-  } catch (...) {
-    if (end_capture(false) == cudaErrorStreamCaptureInvalidated) return nullptr;
-    throw;
-  }
-  const cudaError_t end = end_capture(true);
-  if (end == cudaErrorStreamCaptureInvalidated) return nullptr;
-  APSP_CUDA_CHECK(end);
-  // Each kernel node keeps the priority of the stream it was captured on (the look-ahead stream's
-  // is the highest). Without this flag a graph runs every node at its launch stream's priority, and
-  // the next round's pivot work waits until phase 3 has handed out all of its blocks (H100: 1.04-
-  // 1.12x slower at n = 1792-4096; GPU_NOTES.md, thirty-third session).
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t err =
-      cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
-  (void)cudaGraphDestroy(graph);
-  APSP_CUDA_CHECK(err);
-  return exec;
+cudaGraphExec_t record_rounds(const Job& job, cudaStream_t stream) {
+  GraphRecorder recorder;
+  enqueue_rounds<P>(job, stream, [](int64_t) {});
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: rounds graph recorded, %zu kernels, n = %lld\n",
+                 recorder.nodes(), static_cast<long long>(job.n));
+  return recorder.instantiate();
 }
 
-// Launches the round loop as its cached graph (captured on a miss) on `stream`; false when the
-// capture was invalidated and nothing was launched. Graphs are launched under the cache's lock,
-// so that no other thread's eviction destroys one between its lookup and its launch.
+// Launches the round loop as its cached graph (recorded on a miss) on `stream`. Graphs are
+// launched under the cache's lock, so that no other thread's eviction destroys one between its
+// lookup and its launch.
 template <class P>
-bool launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t stream) {
+void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t stream) {
   auto launch_cached = [&]() {
     auto& c = graph_cache();
     for (auto it = c.begin(); it != c.end(); ++it)
@@ -1270,10 +1252,9 @@ bool launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
   };
   {
     std::lock_guard<std::mutex> lock(graph_mutex);
-    if (launch_cached()) return true;
+    if (launch_cached()) return;
   }
-  cudaGraphExec_t exec = capture_rounds<P>(key, job);  // outside the lock: it takes milliseconds
-  if (!exec) return false;
+  cudaGraphExec_t exec = record_rounds<P>(job, stream);  // outside the lock: it takes milliseconds
   std::lock_guard<std::mutex> lock(graph_mutex);
   auto& c = graph_cache();
   for (auto& e : c)
@@ -1291,7 +1272,7 @@ bool launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
       c.pop_back();
     }
   }
-  return launch_cached();
+  launch_cached();
 }
 
 // ---- one solve -----------------------------------------------------------------------------------
@@ -1374,19 +1355,14 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
-      // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: no capture, for
-      // processes whose other threads sync the whole device (README, Limits).
+      // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel launched
+      // on its own (benchmarks).
       int priority = 0;
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
                          int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, job.tma,
                          priority};
-      if (!launch_rounds_graph<P>(key, job, stream)) {
-        if (std::getenv("APSP_CUDA_TRACE"))
-          std::fprintf(stderr, "apsp cuda: graph capture invalidated by another thread's device "
-                               "sync; rounds launched directly\n");
-        enqueue_rounds<P>(job, stream, [](int64_t) {});
-      }
+      launch_rounds_graph<P>(key, job, stream);
     } else {
       enqueue_rounds<P>(job, stream, [](int64_t) {});
     }
