@@ -1491,6 +1491,16 @@ def test_a_buffer_solved_again_replays_its_graph(torch, rng, capfd):
     assert_same(again, expected)
 
 
+def test_graphs_switched_off_launch_every_kernel_on_its_own(torch, rng, capfd, monkeypatch):
+    """APSP_CUDA_GRAPHS=0 (diagnostics): a new buffer's rounds are launched one by one, no graph
+    is recorded, and the answer is the same."""
+    monkeypatch.setenv("APSP_CUDA_GRAPHS", "0")
+    g = random_graph(2113, np.int32, rng, density=0.05)
+    got, recorded = trace_lines(capfd, lambda: gpu_host_solve(g), "apsp cuda: rounds graph")
+    assert recorded == []
+    assert_same(got, cpu_solve(g))
+
+
 def test_dropped_results_beside_another_threads_graph_building(torch, rng):
     """Each dropped DeviceBuffer used to wait with cudaDeviceSynchronize, which, during another
     thread's round-loop capture, could crash the process in the driver (3 of 3 runs like this one

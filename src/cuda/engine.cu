@@ -1356,7 +1356,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
       // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel launched
-      // on its own (benchmarks).
+      // on its own (diagnostics).
       int priority = 0;
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,

@@ -1,5 +1,5 @@
 // The round loop's CUDA graph built node by node, for the graph replay of small n (engine.cu:
-// rounds_graph). While a GraphRecorder is active on a thread, the round loop runs as usual, but
+// record_rounds). While a GraphRecorder is active on a thread, the round loop runs as usual, but
 // its launches (engine.cu: launch) and its event records and waits (record_event, wait_event)
 // become kernel nodes and edges instead of work on the streams, with what stream capture gives
 // them: a node depends on what its stream has done before it, a wait adds what the event
@@ -84,7 +84,7 @@ class GraphRecorder {
     APSP_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, cudaGraphInstantiateFlagUseNodePriority));
     return exec;
   }
-  cudaGraph_t graph() const { return graph_; }
+  cudaGraph_t graph() const { return graph_; }  // for probes (probes/graph_compare.patch)
   size_t nodes() const { return nodes_; }
 
  private:
