@@ -1491,6 +1491,32 @@ def test_a_buffer_solved_again_replays_its_graph(torch, rng, capfd):
     assert_same(again, expected)
 
 
+def test_buffers_past_four_of_one_shape_take_an_older_buffers_graph(torch, rng, capfd):
+    """Up to four buffers of one round loop keep a graph each; a fifth takes the least recently
+    used one's, its kernel arguments set anew (engine.cu: launch_rounds_graph), the TMA
+    descriptors of its buffer included (rows on 16 bytes). Twelve buffers of n = 2116 (a size no
+    other test solves) are solved without a sync between them, in turn on two streams, so that
+    graphs are updated while their earlier launches are queued or running: every result must be
+    its own graph's."""
+    n = 2116
+    graphs = [random_graph(n, np.int32, rng, density=0.05) for _ in range(12)]
+    buffers = [torch.from_numpy(g).cuda() for g in graphs]
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    torch.cuda.synchronize()
+
+    def solve_all():
+        for i, t in enumerate(buffers):
+            _core.solve_device(t.data_ptr(), n, n, "int32", 0, 0, 0, streams[i % 2].cuda_stream,
+                               True, False, False, False, None)
+        torch.cuda.synchronize()
+
+    _, lines = trace_lines(capfd, solve_all, "apsp cuda: rounds graph")
+    assert [ln.split(",")[0] for ln in lines] == (["apsp cuda: rounds graph recorded"] * 4 +
+                                                   ["apsp cuda: rounds graph updated"] * 8), lines
+    for g, t in zip(graphs, buffers):
+        assert_same(t.cpu().numpy(), cpu_solve(g))
+
+
 def test_graphs_switched_off_launch_every_kernel_on_its_own(torch, rng, capfd, monkeypatch):
     """APSP_CUDA_GRAPHS=0 (diagnostics): a new buffer's rounds are launched one by one, no graph
     is recorded, and the answer is the same."""

@@ -1,6 +1,6 @@
 """Probe (forty-sixth session): the round loop's graph recorded node by node (src/cuda/graph.cuh)
 against the graph that stream capture made of the same round loop, on builds with the
-APSP_CUDA_GRAPH_COMPARE hook of `graph_compare.patch`: for each case the engine prints
+APSP_CUDA_GRAPH_COMPARE hook of `graph_compare.patch` (which applies to commit 41c795b): for each case the engine prints
 "graph compare n=N: A nodes recorded, B captured, D differ" (kernel, grid, block, shared memory,
 priority, the arguments' bytes and every incoming edge with its type and port). Each result is
 also checked against the CPU engine. Usage: graph_compare.py"""

@@ -1195,7 +1195,12 @@ bool switched_off(const char* name) {
 // faster (H100, int32; GPU_NOTES.md, thirty-third session). The graph is built node by node
 // (graph.cuh), never by stream capture, so another thread's device-wide sync cannot meet it.
 constexpr int64_t kGraphMaxN = 4096;
-constexpr size_t kGraphCacheSize = 32;
+// At most kGraphCacheSize graphs, of which kGraphBuffersPerShape of one round loop on buffers at
+// different addresses; another buffer of that round loop takes the least recently used one's
+// graph, its kernel arguments set anew (graph.cuh), which costs less than recording and
+// instantiating one (a loop that keeps every result of a new buffer; GPU_NOTES.md, forty-sixth
+// session), while that many buffers in turn keep a graph each.
+constexpr size_t kGraphCacheSize = 32, kGraphBuffersPerShape = 4;
 
 struct GraphKey {
   int device;
@@ -1207,16 +1212,21 @@ struct GraphKey {
   bool min3;         // the kernels' min-plus step (Plan)
   bool pdl;          // Job::pdl
   bool tma;          // Job::tma (the graph's min-plus launches carry the TMA descriptors or not)
+  bool aligned;      // rows_aligned of d and ld (the kernels' 16-byte copies and TMA)
   int priority;      // the launch stream's: the main stream's nodes keep it (record_rounds)
+  // The same round loop, on any buffer.
+  bool same_round_loop(const GraphKey& o) const {
+    return std::tie(device, n, ld, pld, dtype, tiles, min3, pdl, tma, aligned, priority) ==
+           std::tie(o.device, o.n, o.ld, o.pld, o.dtype, o.tiles, o.min3, o.pdl, o.tma,
+                    o.aligned, o.priority);
+  }
   bool operator==(const GraphKey& o) const {
-    return std::tie(device, d, n, ld, p, pld, dtype, tiles, min3, pdl, tma, priority) ==
-           std::tie(o.device, o.d, o.n, o.ld, o.p, o.pld, o.dtype, o.tiles, o.min3, o.pdl, o.tma,
-                    o.priority);
+    return d == o.d && p == o.p && same_round_loop(o);
   }
 };
 struct GraphEntry {
   GraphKey key;
-  cudaGraphExec_t exec;
+  RoundsGraph graph;
 };
 std::mutex graph_mutex;
 std::list<GraphEntry>& graph_cache() {  // most recently used first; never destroyed at exit
@@ -1224,55 +1234,90 @@ std::list<GraphEntry>& graph_cache() {  // most recently used first; never destr
   return *c;
 }
 
+void trace_graph(const char* what, size_t kernels, int64_t n) {
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: rounds graph %s, %zu kernels, n = %lld\n", what, kernels,
+                 static_cast<long long>(n));
+}
+
 // The round loop as a graph (graph.cuh), its main stream's nodes at the priority of `stream`.
 template <class P>
-cudaGraphExec_t record_rounds(const Job& job, cudaStream_t stream) {
+RoundsGraph record_rounds(const Job& job, cudaStream_t stream) {
   GraphRecorder recorder;
   enqueue_rounds<P>(job, stream, [](int64_t) {});
-  if (std::getenv("APSP_CUDA_TRACE"))
-    std::fprintf(stderr, "apsp cuda: rounds graph recorded, %zu kernels, n = %lld\n",
-                 recorder.nodes(), static_cast<long long>(job.n));
+  trace_graph("recorded", recorder.kernels(), job.n);
   return recorder.instantiate();
 }
 
-// Launches the round loop as its cached graph (recorded on a miss) on `stream`. Graphs are
-// launched under the cache's lock, so that no other thread's eviction destroys one between its
-// lookup and its launch.
+// Launches the round loop as its cached graph on `stream`: the graph of this buffer; else, where
+// kGraphBuffersPerShape buffers of the same round loop have one, the least recently used of
+// them with its arguments set for this buffer; else one recorded now. Graphs are updated and
+// launched under the cache's lock, so that no other thread's update or eviction changes one
+// between its lookup and its launch. An update affects only later launches: one still running
+// keeps its arguments.
 template <class P>
 void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t stream) {
-  auto launch_cached = [&]() {
-    auto& c = graph_cache();
-    for (auto it = c.begin(); it != c.end(); ++it)
-      if (it->key == key) {
-        c.splice(c.begin(), c, it);
-        APSP_CUDA_CHECK(cudaGraphLaunch(c.front().exec, stream));
-        return true;
-      }
-    return false;
-  };
+  auto& c = graph_cache();
+  auto launch_front = [&]() { APSP_CUDA_CHECK(cudaGraphLaunch(c.front().graph.exec, stream)); };
   {
     std::lock_guard<std::mutex> lock(graph_mutex);
-    if (launch_cached()) return;
+    size_t same = 0;
+    auto oldest_same = c.end();
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      if (it->key == key) {
+        c.splice(c.begin(), c, it);
+        launch_front();
+        return;
+      }
+      if (it->key.same_round_loop(key)) {
+        ++same;
+        oldest_same = it;
+      }
+    }
+    if (same >= kGraphBuffersPerShape) {
+      // A graph updated in part would replay a mix of two buffers' arguments: it is dropped
+      // where the update fails or throws.
+      auto drop = [&]() {
+        oldest_same->graph.destroy();
+        c.erase(oldest_same);
+      };
+      bool updated = false;
+      try {
+        GraphRecorder updater(oldest_same->graph);
+        enqueue_rounds<P>(job, stream, [](int64_t) {});
+        updated = updater.updated();
+        if (updated) trace_graph("updated", updater.kernels(), job.n);
+      } catch (...) {
+        drop();
+        throw;
+      }
+      if (!updated) {
+        drop();  // not this round loop's graph after all: one is recorded below
+      } else {
+        oldest_same->key = key;
+        c.splice(c.begin(), c, oldest_same);
+        launch_front();
+        return;
+      }
+    }
   }
-  cudaGraphExec_t exec = record_rounds<P>(job, stream);  // outside the lock: it takes milliseconds
+  RoundsGraph graph = record_rounds<P>(job, stream);  // outside the lock: it takes milliseconds
   std::lock_guard<std::mutex> lock(graph_mutex);
-  auto& c = graph_cache();
-  for (auto& e : c)
-    if (e.key == key) {  // another thread built the same one meanwhile: keep one
-      (void)cudaGraphExecDestroy(exec);
-      exec = nullptr;
-      break;
+  for (auto it = c.begin(); it != c.end(); ++it)
+    if (it->key == key) {  // another thread built the same one meanwhile: keep one
+      graph.destroy();
+      c.splice(c.begin(), c, it);
+      launch_front();
+      return;
     }
-  if (exec) {
-    c.push_front({key, exec});
-    if (c.size() > kGraphCacheSize) {
-      // An evicted graph may still be running on some stream; destroying it is legal (the launch
-      // completes), so no wait is needed.
-      (void)cudaGraphExecDestroy(c.back().exec);
-      c.pop_back();
-    }
+  c.push_front({key, graph});
+  if (c.size() > kGraphCacheSize) {
+    // An evicted graph may still be running on some stream; destroying it is legal (the launch
+    // completes), so no wait is needed.
+    c.back().graph.destroy();
+    c.pop_back();
   }
-  launch_cached();
+  launch_front();
 }
 
 // ---- one solve -----------------------------------------------------------------------------------
@@ -1361,7 +1406,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
       const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
                          int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, job.tma,
-                         priority};
+                         rows_aligned<T>(job.d, ld), priority};
       launch_rounds_graph<P>(key, job, stream);
     } else {
       enqueue_rounds<P>(job, stream, [](int64_t) {});
