@@ -3,12 +3,7 @@
 # build, on a fresh machine, had slow host copies: is it the first run, or the machine?).
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
-APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
-mkdir -p build/gpu-bench
-for f in ceiling baseline_course; do
-  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -Isrc benchmarks/$f.cu -o build/gpu-bench/$f || exit 1
-done
-python benchmarks/machine_facts.py > $OUT/machine_facts.txt 2>&1
+source benchmarks/probes/session46_build.sh
 echo "build $(( $(date +%s) - t0 )) s"
 APSP_REQUIRE_GPU=1 timeout 150 python -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfEx -n 6 tests/test_gpu_engine.py -k "graph or sync or priority or stream or thread or dropped" > $OUT/subset_tests.txt 2>&1
 echo "tests rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/subset_tests.txt

@@ -6,18 +6,13 @@
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
 if [ "$1" = bench ]; then
-  APSP_CUDA_ARCHITECTURES=90-real python -m pip install --no-build-isolation --no-deps -q . > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
-  mkdir -p build/gpu-bench
-  for f in ceiling baseline_course; do
-    nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -Isrc benchmarks/$f.cu -o build/gpu-bench/$f || exit 1
-  done
+  source benchmarks/probes/session46_build.sh
   echo "build $(( $(date +%s) - t0 )) s"
   python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT --tag h100_s46 > $OUT/bench_log.txt 2>&1; echo "bench rc $?"
   tail -5 $OUT/bench_log.txt
   echo "bench $(( $(date +%s) - t0 )) s"
   python benchmarks/probes/graph_first_call.py 2>&1 | tee $OUT/first_call.txt
   timeout 100 python benchmarks/probes/capture_race.py sync 2>&1 | tail -2 | tee $OUT/device_sync.txt
-  python benchmarks/machine_facts.py > $OUT/machine_facts.txt 2>&1
   echo "done $(( $(date +%s) - t0 )) s"
 else
   python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/apsp-site .whl/*.whl > /dev/null 2>&1

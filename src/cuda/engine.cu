@@ -1258,17 +1258,16 @@ RoundsGraph record_rounds(const Job& job, cudaStream_t stream) {
 template <class P>
 void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t stream) {
   auto& c = graph_cache();
-  auto launch_front = [&]() { APSP_CUDA_CHECK(cudaGraphLaunch(c.front().graph.exec, stream)); };
+  auto launch = [&](std::list<GraphEntry>::iterator it) {  // as the most recently used
+    c.splice(c.begin(), c, it);
+    APSP_CUDA_CHECK(cudaGraphLaunch(c.front().graph.exec, stream));
+  };
   {
     std::lock_guard<std::mutex> lock(graph_mutex);
     size_t same = 0;
     auto oldest_same = c.end();
     for (auto it = c.begin(); it != c.end(); ++it) {
-      if (it->key == key) {
-        c.splice(c.begin(), c, it);
-        launch_front();
-        return;
-      }
+      if (it->key == key) return launch(it);
       if (it->key.same_round_loop(key)) {
         ++same;
         oldest_same = it;
@@ -1276,7 +1275,7 @@ void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
     }
     if (same >= kGraphBuffersPerShape) {
       // A graph updated in part would replay a mix of two buffers' arguments: it is dropped
-      // where the update fails or throws.
+      // where the update fails or throws, and one is recorded below.
       auto drop = [&]() {
         oldest_same->graph.destroy();
         c.erase(oldest_same);
@@ -1286,18 +1285,16 @@ void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
         GraphRecorder updater(oldest_same->graph);
         enqueue_rounds<P>(job, stream, [](int64_t) {});
         updated = updater.updated();
-        if (updated) trace_graph("updated", updater.kernels(), job.n);
       } catch (...) {
         drop();
         throw;
       }
       if (!updated) {
-        drop();  // not this round loop's graph after all: one is recorded below
+        drop();
       } else {
+        trace_graph("updated", oldest_same->graph.nodes.size(), job.n);
         oldest_same->key = key;
-        c.splice(c.begin(), c, oldest_same);
-        launch_front();
-        return;
+        return launch(oldest_same);
       }
     }
   }
@@ -1306,9 +1303,7 @@ void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
   for (auto it = c.begin(); it != c.end(); ++it)
     if (it->key == key) {  // another thread built the same one meanwhile: keep one
       graph.destroy();
-      c.splice(c.begin(), c, it);
-      launch_front();
-      return;
+      return launch(it);
     }
   c.push_front({key, graph});
   if (c.size() > kGraphCacheSize) {
@@ -1317,7 +1312,7 @@ void launch_rounds_graph(const GraphKey& key, const Job& job, cudaStream_t strea
     c.back().graph.destroy();
     c.pop_back();
   }
-  launch_front();
+  launch(c.begin());
 }
 
 // ---- one solve -----------------------------------------------------------------------------------

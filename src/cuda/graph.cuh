@@ -110,7 +110,7 @@ class GraphRecorder {
       if (std::find(tail.begin(), tail.end(), node) == tail.end()) tail.push_back(node);
   }
 
-  size_t kernels() const { return updating_ ? next_ : g_.nodes.size(); }
+  size_t kernels() const { return g_.nodes.size(); }
   // Updating: whether every kernel node of the graph took its new arguments (false: the round
   // loop launched other kernels, or more or fewer; the graph must then be recorded anew).
   bool updated() const { return !failed_ && next_ == g_.nodes.size(); }
@@ -122,7 +122,6 @@ class GraphRecorder {
     g_ = RoundsGraph{};
     return out;
   }
-  cudaGraph_t graph() const { return g_.graph; }  // for probes (probes/graph_compare.patch)
 
  private:
   static inline thread_local GraphRecorder* active_ = nullptr;
