@@ -2,7 +2,9 @@
 // Semiring<T>::relax(c, a, b) (the exact step the engine's kernels use) the SMs retire per second
 // with every operand in registers. The operands of each step are results of the previous one (a
 // register-tile Floyd-Warshall), so the compiler can neither hoist the add nor drop a step.
-// float32 also for the min3 step of positive graphs (dtype "float32-min3": relax2_nonnegative).
+// float32 also for the min3 step of positive graphs (dtype "float32-min3": relax2_nonnegative),
+// and two 16-bit lengths a word for the narrow plan (dtype "narrow16x2": NarrowPair::relax, two
+// updates a step).
 //
 // Each shape runs as exactly one wave (every SM holds the kernel's maximum number of resident
 // blocks) for about 100 ms a repetition, best of 3; the ceiling is the best shape (`measure_4byte`,
@@ -30,12 +32,21 @@ __device__ __forceinline__ long long global_ns() {
   return t;
 }
 
-// Two: the min3 step (Semiring<float>::relax2_nonnegative), two updates per call. Outer: the
+// Two: the min3 step (Semiring<float>::relax2_nonnegative), two updates per call. Pair (T =
+// uint32_t): NarrowPair::relax, two 16-bit updates per call. Outer: the
 // steps of phase 3 (kernels.cuh: minplus_kernel), an outer product per k whose operands (column k
 // and row k of the tile, as the previous k left them) each serve a row or a column of updates;
 // otherwise a stencil whose every step reads two neighbours. Thread 0 of each block writes its
 // start and end (clock64, global timer) to stamps[4 * block ..].
-template <class T, int TM, int TN, bool Two, bool Outer>
+template <class T, int TM, int TN, bool Two, bool Outer, bool Pair>
+__device__ __forceinline__ T step(T c, T a, T b) {
+  if constexpr (Pair)
+    return apsp::NarrowPair::relax(c, a, b);
+  else
+    return apsp::Semiring<T>::relax(c, a, b);
+}
+
+template <class T, int TM, int TN, bool Two, bool Outer, bool Pair = false>
 __global__ void __launch_bounds__(256) peak_kernel(T* out, long long* stamps, int iters, int write) {
   const long long c0 = clock64(), g0 = global_ns();
   constexpr int TK = TM < TN ? TM : TN;
@@ -43,7 +54,10 @@ __global__ void __launch_bounds__(256) peak_kernel(T* out, long long* stamps, in
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) c[i][j] = T((threadIdx.x + 3 * i + 7 * j) % 97 + 1);
+    for (int j = 0; j < TN; ++j) {
+      c[i][j] = T((threadIdx.x + 3 * i + 7 * j) % 97 + 1);
+      if constexpr (Pair) c[i][j] |= c[i][j] << 16;  // both halves
+    }
   for (int it = 0; it < iters; ++it) {
     if constexpr (Outer) {
 #pragma unroll
@@ -60,7 +74,7 @@ __global__ void __launch_bounds__(256) peak_kernel(T* out, long long* stamps, in
             if constexpr (Two)
               c[i][j] = apsp::Semiring<T>::relax2_nonnegative(c[i][j], a[i], b[j], a2[i], b2[j]);
             else
-              c[i][j] = apsp::Semiring<T>::relax(c[i][j], a[i], b[j]);
+              c[i][j] = step<T, TM, TN, Two, Outer, Pair>(c[i][j], a[i], b[j]);
           }
       }
     } else {
@@ -73,7 +87,8 @@ __global__ void __launch_bounds__(256) peak_kernel(T* out, long long* stamps, in
                                                             c[(i + 1) % TM][j], c[i][(j + 2) % TN],
                                                             c[(i + 2) % TM][j]);
           else
-            c[i][j] = apsp::Semiring<T>::relax(c[i][j], c[i][(j + 1) % TN], c[(i + 1) % TM][j]);
+            c[i][j] = step<T, TM, TN, Two, Outer, Pair>(c[i][j], c[i][(j + 1) % TN],
+                                                        c[(i + 1) % TM][j]);
         }
     }
   }
@@ -102,12 +117,12 @@ struct Reading {
 
 // One register-tile shape: one wave of the kernel's resident blocks, ~100 ms a repetition, best
 // of 3.
-template <class T, int TM, int TN, bool Two = false, bool Outer = false>
+template <class T, int TM, int TN, bool Two = false, bool Outer = false, bool Pair = false>
 Reading measure(int sms) {
-  constexpr int per_iter = TM * TN * (Outer ? (TM < TN ? TM : TN) : Two ? 2 : 1);
+  constexpr int per_iter = TM * TN * (Outer ? (TM < TN ? TM : TN) : Two ? 2 : 1) * (Pair ? 2 : 1);
   constexpr int threads = 256, reps = 3;
   constexpr double target_ms = 100;
-  auto kernel = peak_kernel<T, TM, TN, Two, Outer>;
+  auto kernel = peak_kernel<T, TM, TN, Two, Outer, Pair>;
   int per_sm = 0;
   APSP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const int blocks = sms * per_sm;
@@ -173,18 +188,18 @@ struct Best {
   }
 };
 
-template <class T, bool Two = false>
+template <class T, bool Two = false, bool Pair = false>
 Best measure_4byte(int sms) {
   Best b;
-  b.add(measure<T, 8, 8, Two>(sms));
-  b.add(measure<T, 4, 8, Two>(sms));
-  b.add(measure<T, 8, 4, Two>(sms));
-  b.add(measure<T, 4, 4, Two>(sms));
-  b.add(measure<T, 6, 6, Two>(sms));
-  b.add(measure<T, 8, 8, Two, true>(sms));
-  b.add(measure<T, 4, 8, Two, true>(sms));
-  b.add(measure<T, 8, 4, Two, true>(sms));
-  b.add(measure<T, 4, 4, Two, true>(sms));
+  b.add(measure<T, 8, 8, Two, false, Pair>(sms));
+  b.add(measure<T, 4, 8, Two, false, Pair>(sms));
+  b.add(measure<T, 8, 4, Two, false, Pair>(sms));
+  b.add(measure<T, 4, 4, Two, false, Pair>(sms));
+  b.add(measure<T, 6, 6, Two, false, Pair>(sms));
+  b.add(measure<T, 8, 8, Two, true, Pair>(sms));
+  b.add(measure<T, 4, 8, Two, true, Pair>(sms));
+  b.add(measure<T, 8, 4, Two, true, Pair>(sms));
+  b.add(measure<T, 4, 4, Two, true, Pair>(sms));
   return b;
 }
 
@@ -219,13 +234,15 @@ int main() {
   const Best f32_min3 = measure_4byte<float, true>(sms);
   const Best f64 = measure_8byte<double>(sms);
   const Best i64 = measure_8byte<int64_t>(sms);
+  const Best pair = measure_4byte<uint32_t, false, true>(sms);
   std::printf("{\"gpu\": \"%s\", \"sms\": %d, \"ceilings\": [", prop.name, sms);
   print("relax int32 (VIADDMNMX add+min)", "int32", i32, sms, false);
   print("relax float32 (FADD + FMNMX)", "float32", f32, sms, false);
   print("relax float32, non-negative values (2 FADD + VIMNMX3 per 2 steps)", "float32-min3",
         f32_min3, sms, false);
   print("relax float64 (DADD + min)", "float64", f64, sms, false);
-  print("relax int64 (add + min)", "int64", i64, sms, true);
+  print("relax int64 (add + min)", "int64", i64, sms, false);
+  print("relax two 16-bit lengths (VIADDMNMX.U16x2, two updates)", "narrow16x2", pair, sms, true);
   std::printf("]}\n");
   return 0;
 }

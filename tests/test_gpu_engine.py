@@ -1699,3 +1699,106 @@ def test_public_api_routes_numpy_to_cuda(rng):
     out = apsp.solve(g, device="cuda")
     assert_same(out, cpu_solve(g))
     assert not np.shares_memory(out, g)
+
+
+# The narrow plan (narrow.cuh): integer graphs of non-negative weights whose every path length
+# (n - 1) * max w is at most 32766 run on two 16-bit lengths a word, narrowed in place and widened
+# back. Forced from n = 1 (one ragged pivot block) through ragged and odd n (a padded last word),
+# super-rounds of 2 and 4 blocks of 128, zero weights, no-edge pairs, bit for bit the CPU engine.
+NARROW_MAX_LENGTH = 32766
+NARROW_MIN_N = {np.dtype(np.int32): 3328, np.dtype(np.int64): 384}  # engine.cu: narrow_min_n
+
+
+def narrow_graph(n: int, dtype, rng: np.random.Generator, top: int | None = None,
+                 density: float = 0.3) -> np.ndarray:
+    """Weights 0..top (by default the largest the plan takes at n), no edge elsewhere."""
+    top = min(60, NARROW_MAX_LENGTH // max(n - 1, 1)) if top is None else top
+    g = rng.integers(0, top + 1, size=(n, n)).astype(dtype)
+    g[rng.random((n, n)) > density] = no_edge(dtype)
+    return g
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 257, 1000, 1001, 2111])
+@pytest.mark.parametrize("plan", ["narrow2", "narrow4"])
+def test_narrow_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch, capfd):
+    g = narrow_graph(n, dtype, rng, density=0.1 if n > 500 else 0.3)
+    monkeypatch.setenv("APSP_CUDA_TILES", plan)
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g))
+    assert line == f"apsp cuda: plan {plan}, {np.dtype(dtype).name} on 16-bit lengths, n = {n}"
+    np.testing.assert_array_equal(got, cpu_solve(g))
+
+
+# Device arrays in their own layout: rows on 16 bytes (16-byte copies) or only on 4 (one word a
+# copy: an int32 pitch of n + 1, or a view one element in); the columns outside the view are never
+# touched (gpu_device_solve); the rules of undirected and unweighted graphs before the narrowing.
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n, pad, first, kw", [(300, 4, 0, {}), (300, 1, 0, {}), (777, 0, 1, {}),
+                                               (1001, 3, 0, {"directed": False}),
+                                               (640, 0, 0, {"unweighted": True})])
+def test_narrow_plan_device_views(torch, n, pad, first, kw, dtype, rng, monkeypatch):
+    g = narrow_graph(n, dtype, rng)
+    if kw.get("unweighted"):
+        g[g != no_edge(dtype)] += 10**6  # any weight: every edge counts 1
+    monkeypatch.setenv("APSP_CUDA_TILES", "narrow2")
+    got = gpu_device_solve(torch, g, pad=pad, first=first, **kw)
+    np.testing.assert_array_equal(got, cpu_solve(g, **kw))
+
+
+# The engine's own choice: the narrow plan from NARROW_MIN_N where the weights allow, the plan of
+# the matrix's dtype otherwise. The longest paths it takes: a chain of (n - 1) edges summing to
+# exactly 32766 (its largest length); one unit more on one edge, or a negative one, and the
+# input's own plan runs.
+@pytest.mark.parametrize("dtype, n, w, change, plan", [
+    (np.int64, 763, 43, None, "narrow2"),       # 762 x 43 = 32766
+    (np.int64, 763, 43, "one more", "k64w"),    # one edge of 44
+    (np.int64, 763, 43, "negative", "k64w"),    # a shortcut of -1 (no cycle)
+    (np.int64, 383, 85, None, "k64w"),          # below the int64 threshold
+    (np.int32, 3328, 9, None, "narrow2"),
+    (np.int32, 3327, 9, None, "k64d"),          # below the int32 threshold
+    (np.int32, 3328, 10, None, "k64d"),         # 3327 x 10 > 32766
+])
+def test_narrow_plan_by_weights(dtype, n, w, change, plan, rng, capfd):
+    g = np.full((n, n), no_edge(dtype), dtype)
+    order = rng.permutation(n)
+    g[order[:-1], order[1:]] = w
+    longest = (n - 1) * w
+    if change == "one more":
+        g[order[n // 2], order[n // 2 + 1]] += 1
+        longest += 1
+    elif change == "negative":
+        g[order[0], order[2]] = -1
+        longest = (n - 3) * w - 1
+    np.fill_diagonal(g, 0)
+    got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
+    assert ran == plan
+    want = cpu_solve(g)
+    np.testing.assert_array_equal(got, want)
+    assert want[order[0], order[-1]] == longest
+
+
+# Unweighted graphs need no scan to fit (every path is shorter than n): with the checks off too,
+# and an integer host input past n = 4096 uploads first instead of solving while it arrives.
+# APSP_CUDA_NARROW=0 keeps the plans of the matrix's dtype (the same results).
+@pytest.mark.parametrize("checks", [True, False])
+def test_narrow_plan_unweighted(checks, rng, monkeypatch, capfd):
+    n = 4200
+    g = random_graph(n, np.int32, rng, density=0.05)
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g, unweighted=True, checks=checks))
+    assert line == f"apsp cuda: plan narrow2, int32 on 16-bit lengths, n = {n}"
+    monkeypatch.setenv("APSP_CUDA_NARROW", "0")
+    wide, line = trace_of(capfd, lambda: gpu_host_solve(g, unweighted=True, checks=checks))
+    assert "arrives" in line
+    np.testing.assert_array_equal(got, wide)
+    assert got.max(where=got != no_edge(np.int32), initial=0) >= 2
+
+
+def test_narrow_plan_forced_where_it_does_not_fit(rng, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_TILES", "narrow2")
+    g = narrow_graph(500, np.int32, rng, top=70)  # 499 x 70 > 32766
+    with pytest.raises(ValueError, match=r"narrow2 needs .*\(n = 500\)"):
+        gpu_host_solve(g)
+    with pytest.raises(ValueError, match="narrow2 needs"):
+        gpu_host_solve(narrow_graph(500, np.float32, rng))
+    small = narrow_graph(500, np.int32, rng)
+    np.testing.assert_array_equal(gpu_host_solve(small), cpu_solve(small))

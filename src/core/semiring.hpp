@@ -85,6 +85,24 @@ struct Semiring<int64_t> {
   }
 };
 
+// Two path lengths of 16 bits in one 32-bit word (the CUDA engine's narrow plan: non-negative
+// integer weights whose every path is shorter than `inf`): c = min(c, a + b) on each half, one
+// VIADDMNMX.U16x2 on sm_90 for two updates. Every value stays <= inf = 2^15 - 1, so a + b never
+// wraps; `a` holds one length in both halves (the pivot column's value, for both columns of b).
+struct NarrowPair {
+  static constexpr uint32_t inf = 0x7FFF;
+  static constexpr uint32_t inf_pair = inf | (inf << 16);
+  static APSP_HD uint32_t relax(uint32_t c, uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+    return __viaddmin_u16x2(a, b, c);
+#else
+    auto half = [](uint32_t c16, uint32_t s16) { return s16 < c16 ? s16 : c16; };
+    return half(c & 0xFFFF, ((a & 0xFFFF) + (b & 0xFFFF)) & 0xFFFF) |
+           (half(c >> 16, ((a >> 16) + (b >> 16)) & 0xFFFF) << 16);
+#endif
+  }
+};
+
 // With predecessors: lexicographic (length, hops). Plain "strict improvement" lets a blocked
 // order pick among equal-length paths inconsistently, and with zero-weight cycles the
 // predecessor chains then loop; comparing hop counts on ties makes every cycle strictly

@@ -39,6 +39,7 @@
 #include "cuda/flow.cuh"
 #include "cuda/graph.cuh"
 #include "cuda/kernels.cuh"
+#include "cuda/narrow.cuh"
 #include "cuda/scatter.cuh"
 #include "cuda/small.cuh"
 #include "cuda/staging.hpp"
@@ -49,7 +50,8 @@ namespace cuda_detail {
 namespace {
 
 // ---- tile shapes ---------------------------------------------------------------------------------
-enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, argmin, small, cluster, flow };
+enum class Tiles { k64o, k64q, k64d, k64w, pred32, tagged, argmin, small, cluster, flow, narrow2,
+                    narrow4 };
 const char* tiles_name(Tiles t) {
   switch (t) {
     case Tiles::small: return "small";
@@ -62,6 +64,8 @@ const char* tiles_name(Tiles t) {
     case Tiles::pred32: return "pred32";
     case Tiles::tagged: return "tagged";
     case Tiles::argmin: return "argmin";
+    case Tiles::narrow2: return "narrow2";
+    case Tiles::narrow4: return "narrow4";
   }
   return "?";
 }
@@ -199,6 +203,27 @@ struct Plan<T, Tiles::flow, M> {
   static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr bool min3 = false, flow = true;
 };
+// Integer matrices of non-negative weights whose every path length fits in 15 bits (narrow.cuh):
+// 128 x 128 tiles of two 16-bit lengths a word, super-rounds of Depth / 128 pivot blocks (never
+// one: the one-block rounds' fused phases 1 and 2 are the 64-wide plans'). The matrix is
+// narrowed in place after the rules and widened before finalize (run_plan).
+template <int Depth>
+struct PlanNarrow {
+  using type = uint16_t;
+  static constexpr int K = NarrowGemm::tile;
+  static constexpr int depth = Depth;
+  static_assert(Depth >= 2 * K && Depth % K == 0, "super-rounds of whole pivot blocks");
+  using G = NarrowGemm;
+  static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
+  static constexpr bool min3 = false, narrow = true;
+  static constexpr auto pivot = narrow_pivot_kernel;
+  static constexpr auto gemm = narrow_minplus_kernel;
+};
+template <class P, class = void>
+struct is_narrow : std::false_type {};
+template <class P>
+struct is_narrow<P, std::void_t<decltype(P::narrow)>> : std::bool_constant<P::narrow> {};
+
 template <class P, class = void>
 struct is_flow : std::false_type {};
 template <class P>
@@ -236,13 +261,23 @@ struct is_flow<P, std::void_t<decltype(P::flow)>> : std::bool_constant<P::flow> 
 // solves without predecessors, =pred32 that of solves with them (benchmarks and tests).
 constexpr int64_t kDoubleMinN4 = 2240, kDoubleMinInt64 = 1536, kDoubleMinFloat64 = 1920;
 constexpr int64_t kDeepMinN = 4864, kOctoMinN = 12288;
+// The narrow plan (narrow.cuh) where the weights fit it, from these n (H100, us, narrow / the
+// plan of the matrix's own dtype; GPU_NOTES.md, forty-seventh session): int32 3072 2332 / 2269,
+// 3328 2612 / 2969, 4096 3662 / 4932; int64 256 (the cluster plan) 234 / 223, 384 303 / 412,
+// 1024 672 / 985. Its super-rounds of four blocks from kNarrowDeepMinN (four / two: 6144 10257 /
+// 9234, 10000 36972 / 37217, 16384 151982 / 153696).
+constexpr int64_t kNarrowMinInt32 = 3328, kNarrowMinInt64 = 384, kNarrowDeepMinN = 9216;
+int64_t narrow_min_n(DType dtype) {
+  return dtype == DType::int64 ? kNarrowMinInt64 : kNarrowMinInt32;
+}
 constexpr int64_t kChainPdlMaxN4 = 3392, kChainPdlMaxN8 = 2816;
 constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
                   kFlowExtraMinN = 1024;
 Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool argmin_fits,
-                   bool cluster_ok, bool flow_ok, bool aligned) {
-  constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow, Tiles::k64o, Tiles::k64q,
-                                 Tiles::k64d,    Tiles::k64w, Tiles::pred32};
+                   bool cluster_ok, bool flow_ok, bool aligned, bool narrow_fits = false) {
+  constexpr Tiles forceable[] = {Tiles::cluster, Tiles::flow,    Tiles::k64o,   Tiles::k64q,
+                                 Tiles::k64d,    Tiles::k64w,    Tiles::pred32, Tiles::narrow2,
+                                 Tiles::narrow4};
   const char* force = std::getenv("APSP_CUDA_TILES");
   const std::string forced = force ? force : "";
   const Tiles* hit = std::find_if(std::begin(forceable), std::end(forceable),
@@ -265,7 +300,13 @@ Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool a
                      std::to_string(ClusterShape::max_n) + " < n <= " + std::to_string(Flow::max_n) +
                      " (n = " + std::to_string(n) +
                      ") and a GPU that holds two clusters of 16 blocks (compute capability 9.0)");
+  if (force && (*hit == Tiles::narrow2 || *hit == Tiles::narrow4) && !narrow_fits)
+    throw ValueError("APSP_CUDA_TILES=" + forced + " needs an integer dtype, no predecessors, "
+                     "non-negative weights with (n - 1) * max weight <= " +
+                     std::to_string(NarrowPair::inf - 1) + " (n = " + std::to_string(n) + ")");
   if (force && *hit != Tiles::pred32) return *hit;
+  if (narrow_fits && n >= narrow_min_n(kernels))
+    return n >= kNarrowDeepMinN ? Tiles::narrow4 : Tiles::narrow2;
   if (n <= Small::K) return Tiles::small;
   if (n <= ClusterShape::max_n && cluster_ok) return Tiles::cluster;
   if (n <= kFlowMaxN && flow_ok && (aligned || n <= kFlowOneWorkerMaxN)) return Tiles::flow;
@@ -317,11 +358,17 @@ void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
       break;
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
     case Tiles::argmin: break;  // solve_argmin (floats: with its check, or on the int32 twin)
+    case Tiles::narrow2:
+      if constexpr (std::is_integral_v<T>) return f(PlanNarrow<2 * NarrowGemm::tile>{});
+      break;
+    case Tiles::narrow4:
+      if constexpr (std::is_integral_v<T>) return f(PlanNarrow<4 * NarrowGemm::tile>{});
+      break;
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
                    "; supported: small, cluster, flow (4-byte types), k64o, k64q, k64d, k64w, "
-                   "pred32, tagged");
+                   "pred32, tagged, narrow2 and narrow4 (integer types)");
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -538,7 +585,7 @@ template <class P>
 GemmMaps gemm_maps(const Job& job, bool aligned) {
   GemmMaps maps{};
   maps.valid = 0;
-  if constexpr (has_gemm<P>::value) {
+  if constexpr (has_gemm<P>::value && !is_narrow<P>::value) {  // narrow: cp.async only
     using T = typename P::type;
     using G = typename P::G;
     constexpr int K = G::tile;
@@ -698,7 +745,7 @@ void prepare_kernels(int device) {
     if (done.has(device)) return;
     APSP_CUDA_CHECK(cudaFuncSetAttribute(P::gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(P::G::smem_bytes)));
-    if constexpr (!P::pred)
+    if constexpr (!P::pred && !is_narrow<P>::value)
       APSP_CUDA_CHECK(cudaFuncSetAttribute(P::pivot_panels,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            int(P::PP::smem_bytes)));
@@ -1337,6 +1384,16 @@ void enqueue_rules_rows(T* d, int64_t n, int64_t ld, int64_t row0, int64_t row1,
   APSP_CUDA_CHECK_LAUNCH("rules_rows_kernel");
 }
 
+// The dtype code of plan P's kernels (a graph's key): its type's, or -1 for the narrow plan's
+// 16-bit lengths (whichever integer matrix they came from: the graph holds only the rounds).
+template <class P>
+constexpr int kernels_dtype() {
+  if constexpr (is_narrow<P>::value)
+    return -1;
+  else
+    return int(Semiring<typename P::type>::dtype);
+}
+
 // The rounds of one plan, between the statistics and the negative-cycle readout. V is the
 // matrix's dtype: the plan's own, or a float dtype whose integer weights run a plan of its
 // integer twin on the same buffer (a round loop or the tagged plan: the pack after the rules
@@ -1347,7 +1404,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
   using T = typename P::type;
   static_assert(std::is_same_v<T, V> || !(P::small || P::cluster),
                 "the one-launch plans run on the matrix's own dtype");
-  constexpr bool packs = P::tagged || !std::is_same_v<T, V>;
+  constexpr bool narrow = is_narrow<P>::value;  // in place to 16-bit lengths and back
+  constexpr bool packs = !narrow && (P::tagged || !std::is_same_v<T, V>);
   const int64_t n = job.n, ld = job.ld;
   prepare_kernels<P>(device);
   auto report_at_end = [&](int64_t rounds) {  // the one-launch plans: all rounds at once
@@ -1385,6 +1443,12 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       pack_kernel<V, T, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.hop_scale);
       APSP_CUDA_CHECK_LAUNCH("pack_kernel");
     }
+    Job rounds = job;  // the narrow plan's rounds: ld in 16-bit lengths (the same row pitch)
+    if constexpr (narrow) {
+      narrow_rows_kernel<V><<<unsigned(n), NarrowRows::threads, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("narrow_rows_kernel");
+      rounds.ld = ld * int64_t(sizeof(V) / sizeof(T));
+    }
 
     const int64_t nb = (n + P::K - 1) / P::K;
     if constexpr (is_flow<P>::value) {
@@ -1392,19 +1456,23 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       report_at_end(nb);
     } else if (opt.progress) {
       Progress progress(opt, stream, nb);
-      enqueue_rounds<P>(job, stream, [&](int64_t r) { progress.enqueued(r); });
+      enqueue_rounds<P>(rounds, stream, [&](int64_t r) { progress.enqueued(r); });
       progress.finish();
     } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
       // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel launched
       // on its own (diagnostics).
       int priority = 0;
       APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
-      const GraphKey key{device,   job.d,      n,       ld,      job.p,   job.pld,
-                         int(Semiring<T>::dtype), int(tiles), P::min3, job.pdl, job.tma,
-                         rows_aligned<T>(job.d, ld), priority};
-      launch_rounds_graph<P>(key, job, stream);
+      const GraphKey key{device,   job.d,      n,          rounds.ld, job.p,   job.pld,
+                         kernels_dtype<P>(), int(tiles), P::min3, job.pdl, job.tma,
+                         rows_aligned<T>(job.d, rounds.ld), priority};
+      launch_rounds_graph<P>(key, rounds, stream);
     } else {
-      enqueue_rounds<P>(job, stream, [](int64_t) {});
+      enqueue_rounds<P>(rounds, stream, [](int64_t) {});
+    }
+    if constexpr (narrow) {
+      widen_rows_kernel<V><<<unsigned(n), NarrowRows::threads, 0, stream>>>(d, n, ld);
+      APSP_CUDA_CHECK_LAUNCH("widen_rows_kernel");
     }
 
     if constexpr (packs) {
@@ -1599,6 +1667,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
   bool argmin_exact = false;  // the argmin plan on exact integer sums: no backup, no check
   bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
+  // The narrow plan's weights (narrow.cuh): integers >= 0 whose every path length (n - 1) * max w
+  // is below its INF. Without the scan, known only for unweighted graphs (lengths < n).
+  bool narrow_weights = opt.unweighted;
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
     const ScannedStats scanned = read_stats(sc.st, opt, n, stream);
@@ -1638,6 +1709,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
       argmin_exact = argmin_fits;
+      narrow_weights = nonnegative && (n < 2 || s.max_abs_int <= uint64_t(NarrowPair::inf - 1) /
+                                                                     uint64_t(n - 1));
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1709,12 +1782,18 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }();
   const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
+  // The narrow plan: integer matrices without predecessors whose weights fit it. Measured on an
+  // H100: GPU_NOTES.md, forty-seventh session. APSP_CUDA_NARROW=0 leaves it out (benchmarks: both
+  // plans on the same graph; tests).
+  const bool narrow_fits = std::is_integral_v<T> && !pred.data && narrow_weights &&
+                           n - 1 <= int64_t(NarrowPair::inf) - 1 && n <= NarrowRows::max_n &&
+                           !switched_off("APSP_CUDA_NARROW");
   // The round loop runs the integer twin's kernels where the weights let it (`twin` below; float32
   // only on 64-wide rounds, whose bound is the same for both 4-byte kernels).
   const DType kernels =
       twin_fits ? Semiring<typename IntegerTwin<T>::type>::dtype : Semiring<T>::dtype;
   const Tiles tiles = choose_tiles(n, kernels, pred.data != nullptr, tagged_fits, argmin_fits,
-                                   cluster_ok, flow_ok, aligned);
+                                   cluster_ok, flow_ok, aligned, narrow_fits);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
@@ -1756,6 +1835,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  job.hop_scale > 0  ? " with hop counts in its keys"
+                 : tiles == Tiles::narrow2 || tiles == Tiles::narrow4 ? " on 16-bit lengths"
                  : twin || argmin_on_twin ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"
@@ -1853,10 +1933,17 @@ void require_device_memory(uint64_t needed, const std::string& what) {
 // The plan of a host input solved while it arrives, or Tiles::small where it is not: integer
 // dtypes, directed, no predecessors, past the sizes whose rounds replay as a CUDA graph, on the
 // super-round plans (choose_tiles' pick, or APSP_CUDA_TILES). APSP_CUDA_OVERLAP=0: upload first
-// (benchmarks and tests, both ways on the same graph).
+// (benchmarks and tests, both ways on the same graph). Unweighted graphs upload first too where
+// the narrow plan takes them (its rows are narrowed whole, after the rules), unless another plan
+// is forced.
 Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
-  if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
+  const char* forced = std::getenv("APSP_CUDA_TILES");
+  const bool narrow = opt.unweighted && n <= NarrowRows::max_n && n - 1 < int64_t(NarrowPair::inf) &&
+                      n >= narrow_min_n(dtype) && !switched_off("APSP_CUDA_NARROW") &&
+                      (!forced || std::strncmp(forced, "narrow", 6) == 0);
+  if (!integers || pred || !opt.directed || n <= kGraphMaxN || narrow ||
+      switched_off("APSP_CUDA_OVERLAP"))
     return Tiles::small;
   const Tiles t = choose_tiles(n, dtype, false, false, false, false, false, true);
   return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
@@ -1868,7 +1955,7 @@ template <class P, class = void>
 struct takes_parts : std::false_type {};
 template <class P>
 struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
-    : std::bool_constant<!P::pred && (P::depth > P::K)> {};
+    : std::bool_constant<!P::pred && (P::depth > P::K) && !is_narrow<P>::value> {};
 
 // Uploads `input` into `dev` on `copy` (a stream of its own) and enqueues, on `stream`, the scan
 // and the rules of each part as it arrives, its rounds (above), then finalize. Returns when the
