@@ -17,15 +17,13 @@ import torch  # noqa: E402
 import apsp  # noqa: E402
 from bench_gpu import INT_INF, env_set, time_device  # noqa: E402
 
-INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
-
 
 def graph(n, dtype, top, seed=1, none=0.7, device="cuda"):
     """Weights 0..top (zeros included), `none` of the pairs without an edge."""
     g = torch.Generator(device=device).manual_seed(seed)
     w = torch.randint(0, top + 1, (n, n), generator=g, device=device, dtype=torch.int64)
     t = w.to(getattr(torch, dtype))
-    t[torch.rand((n, n), generator=g, device=device) < none] = INF[dtype]
+    t[torch.rand((n, n), generator=g, device=device) < none] = INT_INF[dtype]
     return t
 
 
@@ -53,7 +51,7 @@ def check():
         base = graph(n, dtype, top, seed=n, none=0.9 if n > 500 else 0.6)
         if chain:  # the longest paths the plan takes: a chain of heavy edges, nothing shorter
             top = chain
-            base[:] = INF[dtype]
+            base[:] = INT_INF[dtype]
             idx = torch.arange(n - 1, device="cuda")
             base[idx, idx + 1] = chain
         buf = torch.full((n, ld), 7, dtype=base.dtype, device="cuda")

@@ -1,6 +1,6 @@
 # Forty-seventh session, the final code on an H100, two calls on one build:
 #   session47_final.sh bench   build, the narrow plan's tests, the benchmark with its ceilings
-#   session47_final.sh tier    the whole GPU tier on that build (carried wheels for the notebooks)
+#   session47_final.sh tier    the whole GPU tier on that build (session46_final.sh's own step)
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
 if [ "$1" = bench ]; then
@@ -12,9 +12,5 @@ if [ "$1" = bench ]; then
   grep -i "narrow\|ceilings" $OUT/bench_log.txt
   echo "bench $(( $(date +%s) - t0 )) s"
 else
-  python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/apsp-site .whl/*.whl > /dev/null 2>&1
-  export PYTHONPATH=/tmp/apsp-site
-  APSP_REQUIRE_GPU=1 timeout 570 python -m pytest -m gpu tests -q -p no:cacheprovider -p no:benchmark -rfEx -n 12 > $OUT/tests.txt 2>&1
-  echo "tier rc $? $(( $(date +%s) - t0 )) s"
-  tail -15 $OUT/tests.txt
+  bash benchmarks/probes/session46_final.sh tier
 fi

@@ -1237,6 +1237,14 @@ bool switched_off(const char* name) {
   return v && std::string(v) == "0";
 }
 
+// Whether n allows the narrow plan: every path of fewer than n edges below its INF once the
+// weights fit (narrow_fits), each row within NarrowRows; APSP_CUDA_NARROW=0 leaves it out
+// (benchmarks: both plans on the same graph; tests).
+bool narrow_size_fits(int64_t n) {
+  return n - 1 < int64_t(NarrowPair::inf) && n <= NarrowRows::max_n &&
+         !switched_off("APSP_CUDA_NARROW");
+}
+
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 // Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
 // faster (H100, int32; GPU_NOTES.md, thirty-third session). The graph is built node by node
@@ -1783,11 +1791,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
   // The narrow plan: integer matrices without predecessors whose weights fit it. Measured on an
-  // H100: GPU_NOTES.md, forty-seventh session. APSP_CUDA_NARROW=0 leaves it out (benchmarks: both
-  // plans on the same graph; tests).
-  const bool narrow_fits = std::is_integral_v<T> && !pred.data && narrow_weights &&
-                           n - 1 <= int64_t(NarrowPair::inf) - 1 && n <= NarrowRows::max_n &&
-                           !switched_off("APSP_CUDA_NARROW");
+  // H100: GPU_NOTES.md, forty-seventh session.
+  const bool narrow_fits =
+      std::is_integral_v<T> && !pred.data && narrow_weights && narrow_size_fits(n);
   // The round loop runs the integer twin's kernels where the weights let it (`twin` below; float32
   // only on 64-wide rounds, whose bound is the same for both 4-byte kernels).
   const DType kernels =
@@ -1939,8 +1945,7 @@ void require_device_memory(uint64_t needed, const std::string& what) {
 Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
   const char* forced = std::getenv("APSP_CUDA_TILES");
-  const bool narrow = opt.unweighted && n <= NarrowRows::max_n && n - 1 < int64_t(NarrowPair::inf) &&
-                      n >= narrow_min_n(dtype) && !switched_off("APSP_CUDA_NARROW") &&
+  const bool narrow = opt.unweighted && n >= narrow_min_n(dtype) && narrow_size_fits(n) &&
                       (!forced || std::strncmp(forced, "narrow", 6) == 0);
   if (!integers || pred || !opt.directed || n <= kGraphMaxN || narrow ||
       switched_off("APSP_CUDA_OVERLAP"))
