@@ -225,22 +225,26 @@ def main() -> int:
     # A checked solve's scan finds every weight >= 0 and (n - 1) * max w <= 32766, so the round
     # loop runs on two 16-bit lengths a word (engine.cu: narrow_fits; narrow.cuh): the fraction is
     # of that step's ceiling (narrow16x2). Against the plan of the matrix's own dtype on the same
-    # graph (APSP_CUDA_NARROW=0). random_graph's weights, 1..99, do not fit at these n: here 1..3
-    # (1..2 at 16384), as many edges as there.
-    narrow_cases = [("int32", 10000, 3, 3), ("int64", 10000, 3, 2)]
+    # graph (APSP_CUDA_NARROW=0; float32's non-negative weights run the min3 step there, and the
+    # fraction is of its ceiling). random_graph's weights, 1..99, do not fit at these n: here 1..3
+    # (1..2 at 16384), as many edges as there. Float matrices of whole weights narrow the same way.
+    narrow_cases = [("int32", 10000, 3, 3), ("int64", 10000, 3, 2), ("float64", 10000, 3, 2),
+                    ("float32", 10000, 3, 3)]
     if not args.quick:
-        narrow_cases += [("int32", 16384, 2, 2), ("int32", 4096, 7, 5)]
+        narrow_cases += [("int32", 16384, 2, 2), ("int32", 4096, 7, 5), ("float64", 2048, 15, 5)]
     for dtype, n, top, reps in narrow_cases:
         orig = random_graph(n, dtype)
-        edge = orig < INT_INF[dtype]
+        edge = orig < (INT_INF[dtype] if dtype in INT_INF else float("inf"))
         orig[edge] = (orig[edge] - 1) % top + 1
         narrow = time_device(orig, reps, checks=True)
         wide = time_with_env(orig, reps, True, APSP_CUDA_NARROW="0")
+        wide_step = "float32-min3" if dtype == "float32" else dtype
         add("apsp-gpu-narrow", dtype, n, narrow,
             f"weights 1..{top}, checks on: the narrow plan (two 16-bit lengths a word), chosen by "
             f"the input scan; {wide / narrow:.2f}x faster than the {dtype} kernels on the same "
             f"graph (APSP_CUDA_NARROW=0: {wide * 1e3:.1f} ms, "
-            f"{float(n) ** 3 / wide / peak[dtype]:.1%} of the {dtype} ceiling)", step="narrow16x2")
+            f"{float(n) ** 3 / wide / peak[wide_step]:.1%} of the {wide_step} ceiling)",
+            step="narrow16x2")
         del orig, edge
         torch.cuda.empty_cache()
 

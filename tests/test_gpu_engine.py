@@ -1701,12 +1701,14 @@ def test_public_api_routes_numpy_to_cuda(rng):
     assert not np.shares_memory(out, g)
 
 
-# The narrow plan (narrow.cuh): integer graphs of non-negative weights whose every path length
-# (n - 1) * max w is at most 32766 run on two 16-bit lengths a word, narrowed in place and widened
-# back. Forced from n = 1 (one ragged pivot block) through ragged and odd n (a padded last word),
-# super-rounds of 2 and 4 blocks of 128, zero weights, no-edge pairs, bit for bit the CPU engine.
+# The narrow plan (narrow.cuh): graphs of non-negative integer weights, in any dtype, whose every
+# path length (n - 1) * max w is at most 32766 run on two 16-bit lengths a word, narrowed in place
+# and widened back. Forced from n = 1 (one ragged pivot block) through ragged and odd n (a padded
+# last word), super-rounds of 2 and 4 blocks of 128, zero weights, no-edge pairs, bit for bit the
+# CPU engine.
 NARROW_MAX_LENGTH = 32766
-NARROW_MIN_N = {np.dtype(np.int32): 3328, np.dtype(np.int64): 384}  # engine.cu: narrow_min_n
+NARROW_MIN_N = {np.dtype(np.int32): 3328, np.dtype(np.float32): 3328,  # engine.cu: narrow_min_n
+                np.dtype(np.int64): 384, np.dtype(np.float64): 384}
 
 
 def narrow_graph(n: int, dtype, rng: np.random.Generator, top: int | None = None,
@@ -1718,7 +1720,7 @@ def narrow_graph(n: int, dtype, rng: np.random.Generator, top: int | None = None
     return g
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 257, 1000, 1001, 2111])
 @pytest.mark.parametrize("plan", ["narrow2", "narrow4"])
 def test_narrow_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch, capfd):
@@ -1730,9 +1732,10 @@ def test_narrow_plan_matches_cpu_engine(plan, n, dtype, rng, monkeypatch, capfd)
 
 
 # Device arrays in their own layout: rows on 16 bytes (16-byte copies) or only on 4 (one word a
-# copy: an int32 pitch of n + 1, or a view one element in); the columns outside the view are never
-# touched (gpu_device_solve); the rules of undirected and unweighted graphs before the narrowing.
-@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+# copy: a 4-byte dtype's pitch of n + 1, or a view one element in); the columns outside the view
+# are never touched (gpu_device_solve); the rules of undirected and unweighted graphs before the
+# narrowing.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n, pad, first, kw", [(300, 4, 0, {}), (300, 1, 0, {}), (777, 0, 1, {}),
                                                (1001, 3, 0, {"directed": False}),
                                                (640, 0, 0, {"unweighted": True})])
@@ -1747,16 +1750,23 @@ def test_narrow_plan_device_views(torch, n, pad, first, kw, dtype, rng, monkeypa
 
 # The engine's own choice: the narrow plan from NARROW_MIN_N where the weights allow, the plan of
 # the matrix's dtype otherwise. The longest paths it takes: a chain of (n - 1) edges summing to
-# exactly 32766 (its largest length); one unit more on one edge, or a negative one, and the
-# input's own plan runs.
+# exactly 32766 (its largest length); one unit more on one edge, a negative one, or (floats) a
+# fractional one, and the input's own plan runs.
 @pytest.mark.parametrize("dtype, n, w, change, plan", [
     (np.int64, 763, 43, None, "narrow2"),       # 762 x 43 = 32766
     (np.int64, 763, 43, "one more", "k64w"),    # one edge of 44
     (np.int64, 763, 43, "negative", "k64w"),    # a shortcut of -1 (no cycle)
-    (np.int64, 383, 85, None, "k64w"),          # below the int64 threshold
+    (np.int64, 383, 85, None, "k64w"),          # below the 8-byte threshold
+    (np.float64, 763, 43, None, "narrow2"),
+    (np.float64, 763, 43, "one more", "k64w"),
+    (np.float64, 763, 43, "fraction", "k64w"),  # one edge of 43.5
+    (np.float64, 383, 85, None, "k64w"),
     (np.int32, 3328, 9, None, "narrow2"),
-    (np.int32, 3327, 9, None, "k64d"),          # below the int32 threshold
+    (np.int32, 3327, 9, None, "k64d"),          # below the 4-byte threshold
     (np.int32, 3328, 10, None, "k64d"),         # 3327 x 10 > 32766
+    (np.float32, 3328, 9, None, "narrow2"),
+    (np.float32, 3327, 9, None, "k64d"),
+    (np.float32, 3328, 9, "negative", "k64d"),
 ])
 def test_narrow_plan_by_weights(dtype, n, w, change, plan, rng, capfd):
     g = np.full((n, n), no_edge(dtype), dtype)
@@ -1769,6 +1779,9 @@ def test_narrow_plan_by_weights(dtype, n, w, change, plan, rng, capfd):
     elif change == "negative":
         g[order[0], order[2]] = -1
         longest = (n - 3) * w - 1
+    elif change == "fraction":
+        g[order[n // 2], order[n // 2 + 1]] += 0.5
+        longest += 0.5
     np.fill_diagonal(g, 0)
     got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
     assert ran == plan
@@ -1793,12 +1806,35 @@ def test_narrow_plan_unweighted(checks, rng, monkeypatch, capfd):
     assert got.max(where=got != no_edge(np.int32), initial=0) >= 2
 
 
+# Float graphs too: unweighted ones with the checks on or off, and, with the checks on, any whose
+# scan finds whole weights that fit (float32 on its 4-byte threshold, from the int32 twin's plan).
+@pytest.mark.parametrize("dtype, n, kw", [
+    (np.float64, 1000, {"unweighted": True, "checks": False}),
+    (np.float64, 1000, {"unweighted": True}),
+    (np.float64, 700, {"directed": False}),
+    (np.float32, 3500, {}),
+], ids=["float64-unweighted-unchecked", "float64-unweighted", "float64-undirected", "float32"])
+def test_narrow_plan_floats(dtype, n, kw, rng, monkeypatch, capfd):
+    g = narrow_graph(n, dtype, rng, density=0.05)
+    if kw.get("unweighted"):
+        g[np.isfinite(g)] += 0.5  # any weight: every edge counts 1
+    name = np.dtype(dtype).name
+    got, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
+    assert line == f"apsp cuda: plan narrow2, {name} on 16-bit lengths, n = {n}"
+    monkeypatch.setenv("APSP_CUDA_NARROW", "0")
+    wide, line = trace_of(capfd, lambda: gpu_host_solve(g, **kw))
+    assert "16-bit" not in line
+    assert got.dtype == wide.dtype
+    np.testing.assert_array_equal(got, wide)
+    assert got.max(where=np.isfinite(got), initial=0) >= 2
+
+
 def test_narrow_plan_forced_where_it_does_not_fit(rng, monkeypatch):
     monkeypatch.setenv("APSP_CUDA_TILES", "narrow2")
     g = narrow_graph(500, np.int32, rng, top=70)  # 499 x 70 > 32766
     with pytest.raises(ValueError, match=r"narrow2 needs .*\(n = 500\)"):
         gpu_host_solve(g)
     with pytest.raises(ValueError, match="narrow2 needs"):
-        gpu_host_solve(narrow_graph(500, np.float32, rng))
+        gpu_host_solve(plus_fraction(narrow_graph(500, np.float32, rng)))
     small = narrow_graph(500, np.int32, rng)
     np.testing.assert_array_equal(gpu_host_solve(small), cpu_solve(small))

@@ -5,7 +5,9 @@
   time:  device times (bench_gpu.py's time_device, checks on: the scan chooses the plan) of graphs
          whose paths fit 15 bits, narrow (the engine's choice, and each depth forced) against the
          32- and 64-bit plans on the same graph (APSP_CUDA_NARROW=0).
-Usage: python benchmarks/probes/narrow_probe.py check|time"""
+  floats: the same for float32 and float64 matrices of whole weights (forty-eighth session):
+         where the narrow plan starts to beat their own plans.
+Usage: python benchmarks/probes/narrow_probe.py check|time|floats"""
 import os
 import subprocess
 import sys
@@ -23,7 +25,7 @@ def graph(n, dtype, top, seed=1, none=0.7, device="cuda"):
     g = torch.Generator(device=device).manual_seed(seed)
     w = torch.randint(0, top + 1, (n, n), generator=g, device=device, dtype=torch.int64)
     t = w.to(getattr(torch, dtype))
-    t[torch.rand((n, n), generator=g, device=device) < none] = INT_INF[dtype]
+    t[torch.rand((n, n), generator=g, device=device) < none] = INT_INF.get(dtype, float("inf"))
     return t
 
 
@@ -75,11 +77,10 @@ def check():
     print("mismatches:", bad)
 
 
-def timing():
-    for dtype, n, top in [("int32", 3328, 9), ("int32", 3584, 9), ("int32", 3840, 8),
-                          ("int32", 10000, 3), ("int32", 10001, 3), ("int64", 256, 99),
-                          ("int64", 384, 80), ("int64", 512, 60), ("int64", 768, 40),
-                          ("int64", 1024, 30), ("int64", 2048, 15)]:
+def timing(cases=(("int32", 3328, 9), ("int32", 3584, 9), ("int32", 3840, 8), ("int32", 10000, 3),
+                  ("int32", 10001, 3), ("int64", 256, 99), ("int64", 384, 80), ("int64", 512, 60),
+                  ("int64", 768, 40), ("int64", 1024, 30), ("int64", 2048, 15))):
+    for dtype, n, top in cases:
         g = graph(n, dtype, top)
         g[g == 0] = 1
         row = []
@@ -94,5 +95,12 @@ def timing():
         torch.cuda.empty_cache()
 
 
+def floats():
+    timing((("float32", 2816, 11), ("float32", 3072, 10), ("float32", 3328, 9),
+            ("float32", 3584, 9), ("float32", 4096, 7), ("float32", 10000, 3),
+            ("float64", 256, 99), ("float64", 320, 99), ("float64", 384, 80),
+            ("float64", 512, 60), ("float64", 1024, 30), ("float64", 10000, 3)))
+
+
 if __name__ == "__main__":
-    {"check": check, "time": timing}[sys.argv[1]]()
+    {"check": check, "time": timing, "floats": floats}[sys.argv[1]]()

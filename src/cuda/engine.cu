@@ -203,7 +203,8 @@ struct Plan<T, Tiles::flow, M> {
   static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr bool min3 = false, flow = true;
 };
-// Integer matrices of non-negative weights whose every path length fits in 15 bits (narrow.cuh):
+// Matrices of non-negative integer weights (any dtype) whose every path length fits in 15 bits
+// (narrow.cuh):
 // 128 x 128 tiles of two 16-bit lengths a word, super-rounds of Depth / 128 pivot blocks (never
 // one: the one-block rounds' fused phases 1 and 2 are the 64-wide plans'). The matrix is
 // narrowed in place after the rules and widened before finalize (run_plan).
@@ -266,10 +267,8 @@ constexpr int64_t kDeepMinN = 4864, kOctoMinN = 12288;
 // 3328 2612 / 2969, 4096 3662 / 4932; int64 256 (the cluster plan) 234 / 223, 384 303 / 412,
 // 1024 672 / 985. Its super-rounds of four blocks from kNarrowDeepMinN (four / two: 6144 10257 /
 // 9234, 10000 36972 / 37217, 16384 151982 / 153696).
-constexpr int64_t kNarrowMinInt32 = 3328, kNarrowMinInt64 = 384, kNarrowDeepMinN = 9216;
-int64_t narrow_min_n(DType dtype) {
-  return dtype == DType::int64 ? kNarrowMinInt64 : kNarrowMinInt32;
-}
+constexpr int64_t kNarrowMinN4 = 3328, kNarrowMinN8 = 384, kNarrowDeepMinN = 9216;
+int64_t narrow_min_n(DType dtype) { return dtype_size(dtype) == 8 ? kNarrowMinN8 : kNarrowMinN4; }
 constexpr int64_t kChainPdlMaxN4 = 3392, kChainPdlMaxN8 = 2816;
 constexpr int64_t kFlowMaxN = 1728, kFlowOneWorkerMaxN = 832, kFlowTwoWorkersMaxN = 1280,
                   kFlowExtraMinN = 1024;
@@ -301,8 +300,8 @@ Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool a
                      " (n = " + std::to_string(n) +
                      ") and a GPU that holds two clusters of 16 blocks (compute capability 9.0)");
   if (force && (*hit == Tiles::narrow2 || *hit == Tiles::narrow4) && !narrow_fits)
-    throw ValueError("APSP_CUDA_TILES=" + forced + " needs an integer dtype, no predecessors, "
-                     "non-negative weights with (n - 1) * max weight <= " +
+    throw ValueError("APSP_CUDA_TILES=" + forced + " needs no predecessors and non-negative "
+                     "integer weights with (n - 1) * max weight <= " +
                      std::to_string(NarrowPair::inf - 1) + " (n = " + std::to_string(n) + ")");
   if (force && *hit != Tiles::pred32) return *hit;
   if (narrow_fits && n >= narrow_min_n(kernels))
@@ -358,17 +357,13 @@ void with_tiles(Tiles t, bool twin, bool min3, F&& f) {
       break;
     case Tiles::tagged: return with_plan<T, Tiles::tagged>(twin, min3, f);
     case Tiles::argmin: break;  // solve_argmin (floats: with its check, or on the int32 twin)
-    case Tiles::narrow2:
-      if constexpr (std::is_integral_v<T>) return f(PlanNarrow<2 * NarrowGemm::tile>{});
-      break;
-    case Tiles::narrow4:
-      if constexpr (std::is_integral_v<T>) return f(PlanNarrow<4 * NarrowGemm::tile>{});
-      break;
+    case Tiles::narrow2: return f(PlanNarrow<2 * NarrowGemm::tile>{});
+    case Tiles::narrow4: return f(PlanNarrow<4 * NarrowGemm::tile>{});
   }
   throw ValueError(std::string("unsupported tile shape ") + tiles_name(t) + " for " +
                    dtype_name(Semiring<T>::dtype) +
                    "; supported: small, cluster, flow (4-byte types), k64o, k64q, k64d, k64w, "
-                   "pred32, tagged, narrow2 and narrow4 (integer types)");
+                   "pred32, tagged, narrow2 and narrow4");
 }
 template <class F>
 void with_dtype(DType dtype, F&& f) {
@@ -1675,8 +1670,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
   bool argmin_exact = false;  // the argmin plan on exact integer sums: no backup, no check
   bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
-  // The narrow plan's weights (narrow.cuh): integers >= 0 whose every path length (n - 1) * max w
-  // is below its INF. Without the scan, known only for unweighted graphs (lengths < n).
+  // The narrow plan's weights (narrow.cuh): integers >= 0 (in any dtype) whose every path length
+  // (n - 1) * max w is below its INF. Without the scan, known only for unweighted graphs (lengths
+  // < n).
   bool narrow_weights = opt.unweighted;
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
@@ -1768,6 +1764,12 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
         }
       }
       tagged_fits = tagged_exact && !((argmin_first || argmin_exact) && argmin_fits);
+      // Float weights that are all whole numbers >= 0 take the narrow plan by the integers' rule:
+      // its lengths are the same integers, and widened back they are the float sums exactly (a
+      // weight of -0.0 comes back as 0.0).
+      narrow_weights = nonnegative && integral && no_nan_or_neg_inf &&
+                       s.max_abs_float * double(std::max<int64_t>(n - 1, 1)) <=
+                           double(NarrowPair::inf - 1);
     }
     // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
     // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin
@@ -1790,10 +1792,9 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   }();
   const bool flow_ok = flow_shape.clusters >= 2;
   const bool aligned = rows_aligned<T>(d, ld);
-  // The narrow plan: integer matrices without predecessors whose weights fit it. Measured on an
-  // H100: GPU_NOTES.md, forty-seventh session.
-  const bool narrow_fits =
-      std::is_integral_v<T> && !pred.data && narrow_weights && narrow_size_fits(n);
+  // The narrow plan: matrices without predecessors whose weights fit it. Measured on an H100:
+  // GPU_NOTES.md, forty-seventh and forty-eighth sessions.
+  const bool narrow_fits = !pred.data && narrow_weights && narrow_size_fits(n);
   // The round loop runs the integer twin's kernels where the weights let it (`twin` below; float32
   // only on 64-wide rounds, whose bound is the same for both 4-byte kernels).
   const DType kernels =
@@ -1801,13 +1802,14 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const Tiles tiles = choose_tiles(n, kernels, pred.data != nullptr, tagged_fits, argmin_fits,
                                    cluster_ok, flow_ok, aligned, narrow_fits);
   const bool round_loop = tiles != Tiles::small && tiles != Tiles::cluster && !pred.data;
+  const bool narrow = tiles == Tiles::narrow2 || tiles == Tiles::narrow4;  // its own step
   // The min3 step (VIMNMX3: sm_90): where the scan found the float32 weights non-negative; where
   // nothing scanned them (checks off), decided on the device by the rules kernel's flag, past
   // the sizes whose rounds replay as a CUDA graph (the flag is a new buffer each solve).
   // APSP_CUDA_MIN3=0 keeps FADD + FMNMX (benchmarks: both steps on the same graph).
   const bool hopper = sm90(device);
   const bool min3_ok =
-      round_loop && tiles != Tiles::flow && hopper && !switched_off("APSP_CUDA_MIN3");
+      round_loop && !narrow && tiles != Tiles::flow && hopper && !switched_off("APSP_CUDA_MIN3");
   // The twin only where the engine chose a round loop itself: a forced plan (tests, benchmarks)
   // runs the kernels of the matrix's own dtype. float32 takes it only on 64-wide rounds where
   // the min3 step applies: on super-rounds the float32 kernels with min3 are faster (H100,
@@ -1817,7 +1819,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool min3_beats_twin =
       std::is_same_v<T, float> && min3_fits && min3_ok && tiles != Tiles::k64w;
   const bool twin =
-      twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !min3_beats_twin;
+      twin_fits && !std::getenv("APSP_CUDA_TILES") && round_loop && !narrow && !min3_beats_twin;
   // The argmin plan on exact sums uses no hop buffer; float32's runs on the int32 twin.
   const bool argmin_on_exact_sums = tiles == Tiles::argmin && argmin_exact;
   const bool argmin_on_twin = argmin_on_exact_sums && std::is_same_v<T, float>;
@@ -1841,7 +1843,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     std::fprintf(stderr, "apsp cuda: plan %s, %s%s%s, n = %lld\n", tiles_name(tiles),
                  dtype_name(dist.dtype),
                  job.hop_scale > 0  ? " with hop counts in its keys"
-                 : tiles == Tiles::narrow2 || tiles == Tiles::narrow4 ? " on 16-bit lengths"
+                 : narrow           ? " on 16-bit lengths"
                  : twin || argmin_on_twin ? " on integer kernels"
                  : min3_on_device   ? " with the 3-input min where every value is >= 0"
                  : min3             ? " with the 3-input min"

@@ -1,7 +1,8 @@
-// The narrow plan's kernels: integer graphs of non-negative weights whose every path length fits
-// in 15 bits ((n - 1) * max w < 2^15 - 1: hop counts up to n = 32767, weights up to 32 at
-// n = 1000) solved on two 16-bit lengths per 32-bit word, one VIADDMNMX.U16x2 for two min-plus
-// updates (NarrowPair, semiring.hpp): twice the int32 step's rate, eight times int64's.
+// The narrow plan's kernels: graphs of non-negative integer weights (int32, int64, or floats whose
+// weights are all whole numbers) whose every path length fits in 15 bits ((n - 1) * max w <
+// 2^15 - 1: hop counts up to n = 32767, weights up to 32 at n = 1000) solved on two 16-bit
+// lengths per 32-bit word, one VIADDMNMX.U16x2 for two min-plus updates (NarrowPair,
+// semiring.hpp): twice the int32 step's rate, eight times int64's and float64's.
 // The matrix is narrowed in place: each row's 16-bit lengths at the start of its own bytes (the
 // row pitch is unchanged, so no memory is added), with INF as NarrowPair::inf and, where n is
 // odd, one more length of INF after the last column so that each row is whole words. The round
@@ -33,10 +34,12 @@ __global__ void __launch_bounds__(NarrowRows::threads)
   char* row = static_cast<char*>(d) + int64_t(blockIdx.x) * ld * int64_t(sizeof(V));
   const V* wide = reinterpret_cast<const V*>(row);
   const int64_t words = (n + 1) / 2;
-  auto narrow = [&](int64_t j) -> uint32_t {  // "no edge" (the rules left exactly INF) -> inf
+  // "No edge" (the rules left exactly INF: an integer sentinel, or +inf) -> inf; so does a NaN,
+  // which only an unweighted float graph with the checks off can bring.
+  auto narrow = [&](int64_t j) -> uint32_t {
     if (j >= n) return NarrowPair::inf;
     const V w = wide[j];
-    return w >= V(NarrowPair::inf) ? NarrowPair::inf : uint32_t(w);
+    return w < V(NarrowPair::inf) ? uint32_t(w) : NarrowPair::inf;
   };
   uint32_t x[Q];
 #pragma unroll
