@@ -9,8 +9,10 @@ elsewhere), SciPy timed once on it (SciPy always computes in float64, whatever t
 its one time is the baseline for every dtype), then apsp.solve(g, device="cpu") per dtype: one
 warm-up call whose result must equal SciPy's (exactly: the weights are small integers, so every
 path length is exact in every dtype), then the median of --reps timed calls. Times are end to end
-from Python (input copy, checks, solve, finalize). Writes JSON (schema in benchmarks/report.py)
-and prints a table.
+from Python (input copy, checks, solve, finalize). Then the narrow rows: the same edges with
+weights small enough for 16-bit path lengths, each dtype against its own solve on that graph
+(APSP_CPU_NARROW=0), checked against one more SciPy call. Writes JSON (schema in
+benchmarks/report.py) and prints a table.
 Not for: the GPU engine (bench_gpu.py).
 
 Usage: python benchmarks/bench_cpu.py [--sizes 1024 2048] [--dtypes ...] [--reps 7] [--out FILE]
@@ -113,11 +115,23 @@ def main() -> int:
     print("ceilings:", {k: f"{v / 1e9:.1f} G/s" for k, v in peak.items()}, flush=True)
     results: list[dict] = []
 
-    def row(impl, dtype, n, seconds, note, **extra):
+    def row(impl, dtype, n, seconds, note, step=None, **extra):
+        """One result; its fraction of the ceiling of `step` (default: the dtype's own step)."""
         ups = float(n) ** 3 / seconds
         results.append({"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
-                        "updates_per_s": ups, "fraction_of_ceiling": ups / peak[dtype],
+                        "updates_per_s": ups, "fraction_of_ceiling": ups / peak[step or dtype],
                         "note": note, **extra})
+
+    def same_as_scipy(got, ref, dtype, n, what) -> bool:
+        got = got.astype(np.float64)
+        if not dtype.startswith("float"):
+            got[got == INT_INF[dtype]] = np.inf
+        if np.array_equal(got, ref):
+            return True
+        bad = np.argwhere(got != ref)[0]
+        print(f"apsp {dtype} n={n} ({what}) disagrees with SciPy at {tuple(bad)}: "
+              f"{got[tuple(bad)]} vs {ref[tuple(bad)]}", file=sys.stderr)
+        return False
 
     print(f"{'impl':9s} {'dtype':8s} {'n':>6s} {'seconds':>10s} {'G upd/s':>9s} {'ceiling':>8s}"
           f" {'vs SciPy':>9s} {'target':>7s}", flush=True)
@@ -135,13 +149,7 @@ def main() -> int:
         for dtype in args.dtypes:
             g = as_dtype(w, dtype)
             got = apsp.solve(g, device="cpu")  # warm-up, and the check that gates the timing
-            got = got.astype(np.float64)
-            if not dtype.startswith("float"):
-                got[got == INT_INF[dtype]] = np.inf
-            if not np.array_equal(got, ref):
-                bad = np.argwhere(got != ref)[0]
-                print(f"apsp {dtype} n={n} disagrees with SciPy at {tuple(bad)}: "
-                      f"{got[tuple(bad)]} vs {ref[tuple(bad)]}", file=sys.stderr)
+            if not same_as_scipy(got, ref, dtype, n, "weights 1..99"):
                 return 1
             times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
             t = statistics.median(times)
@@ -155,13 +163,45 @@ def main() -> int:
                   f"{results[-1]['fraction_of_ceiling']:8.1%} {speedup:8.1f}x "
                   f"{f'{target:.0f}x' if target else '-':>7s}", flush=True)
 
+        # The narrow solve (fw_cpu.cpp: solve_narrow): the same edges with weights 1..top, every
+        # path length within 15 bits ((n - 1) * top <= 32766), so the input scan picks 16-bit
+        # lengths; against the dtype's own solve on the same graph (APSP_CPU_NARROW=0). The
+        # fraction is of the 16-bit step's ceiling (narrow16).
+        top = min(99, 32766 // (n - 1))
+        wn = w.copy()
+        edge = np.isfinite(w)
+        wn[edge] = (w[edge] - 1) % top + 1
+        ref_n = floyd_warshall(wn)  # the check of the narrow rows (one more SciPy call)
+        for dtype in args.dtypes:
+            g = as_dtype(wn, dtype)
+            if not same_as_scipy(apsp.solve(g, device="cpu"), ref_n, dtype, n, f"weights 1..{top}"):
+                return 1
+            times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
+            os.environ["APSP_CPU_NARROW"] = "0"
+            try:
+                wide_times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
+            finally:
+                del os.environ["APSP_CPU_NARROW"]
+            t, t_wide = statistics.median(times), statistics.median(wide_times)
+            row("apsp-cpu-narrow", dtype, n, t,
+                f"weights 1..{top}: the narrow solve (16-bit lengths), chosen by the input scan; "
+                f"{t_wide / t:.2f}x faster than the {dtype} solve on the same graph "
+                f"(APSP_CPU_NARROW=0: {t_wide:.4f} s, {float(n) ** 3 / t_wide / peak[dtype]:.1%} "
+                f"of the {dtype} ceiling); {t_scipy / t:.0f}x SciPy float64; median of "
+                f"{args.reps}, result equal to SciPy's", step="narrow16",
+                speedup_vs_scipy=t_scipy / t)
+            print(f"{'narrow':9s} {dtype:8s} {n:6d} {t:10.4f} {n ** 3 / t / 1e9:9.2f} "
+                  f"{results[-1]['fraction_of_ceiling']:8.1%} {t_wide / t:8.2f}x (own dtype)",
+                  flush=True)
+
     machine["load_average_after"] = load_average()
     out = {"benchmark": "bench_cpu.py",
            "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine, "source": source_digest(),
            "ceilings": ceilings,
-           "graph": f"random directed, weights 1..99, edge density {args.density}, no edge elsewhere",
+           "graph": f"random directed, weights 1..99, edge density {args.density}, no edge "
+                    "elsewhere (the narrow rows: the same edges, weights 1..top)",
            "results": results}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -3,7 +3,8 @@
 // with no memory traffic beyond L1. The CPU twin of ceiling.cu: the engine's own register tile
 // (src/cpu/register_tile.hpp: 8 rows x 2 vectors of 64 bytes) takes step after step on operands
 // that stay in L1, on every OpenMP thread at once, so the figure is what the engine's products
-// could reach at best on this machine (its add + min issue limit).
+// could reach at best on this machine (its add + min issue limit). "narrow16" is the step of the
+// narrow solve (fw_cpu.cpp: solve_narrow), on 16-bit lengths.
 // Prints one JSON object: {"ceilings": [{"name", "dtype", "updates_per_s"}], "threads": ...}.
 // Build (bench_cpu.py does): c++ -O3 -march=native -fopenmp -std=c++17 -Isrc
 //                            benchmarks/ceiling_cpu.cpp -o ceiling_cpu
@@ -80,6 +81,8 @@ int main() {
       {"relax float32 (register tile, operands in L1)", "float32", peak<float>(passes, tries)},
       {"relax float64 (register tile, operands in L1)", "float64", peak<double>(passes / 2, tries)},
       {"relax int64 (register tile, operands in L1)", "int64", peak<int64_t>(passes / 2, tries)},
+      {"relax 16-bit lengths (register tile, operands in L1; the narrow solve)", "narrow16",
+       peak<uint16_t>(passes * 2, tries)},
   };
   std::printf("{\"threads\": %d, \"ceilings\": [", omp_get_max_threads());
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); ++i)

@@ -1,7 +1,8 @@
 """The CPU engine's tiled kernels against SciPy at the sizes that break tiled code.
 
 The engine works in pivot blocks of 64 rows/columns and register tiles of 8 rows x 32 (4-byte)
-or 16 (8-byte) columns, with padded last rounds and ragged last tiles, on any leading dimension.
+or 16 (8-byte) columns (64 for the narrow solve's 16-bit lengths), with padded last rounds and
+ragged last tiles, on any leading dimension.
 These tests call the compiled engine directly (``apsp._core.solve_host``, the engine the public
 API uses for ``device="cpu"``) on every dtype, with and without predecessors, on views whose rows
 are longer than n, and check every entry. Not here: the public API's intake and error contract
@@ -170,3 +171,139 @@ def test_scan_overflow_bound_counts_off_diagonal_and_negative_diagonal():
     g[60, 60] = -big
     with pytest.raises(OverflowError):
         _core.solve_host(g, None, "cpu", 0, True, False, True, True, None)
+
+
+# ---- the narrow solve: 16-bit lengths -------------------------------------------------------------
+# Graphs of whole weights >= 0 (any dtype) whose every path length (n - 1) * max w is at most 32766
+# run, from n = 128, on 16-bit lengths packed at the start of the matrix's own bytes and widened
+# back (fw_cpu.cpp: solve_narrow). APSP_CPU_TRACE=1 names the solve that ran; APSP_CPU_NARROW=0
+# switches the narrow solve off, which gives the dtype's own solve on the same graph.
+NARROW_MAX_LENGTH = 32766
+NARROW_MIN_N = 128  # fw_cpu.cpp: kNarrowMinN
+
+
+def traced(capfd, monkeypatch, solve):
+    """Runs `solve` with APSP_CPU_TRACE=1: (its result, the engine's trace lines)."""
+    capfd.readouterr()
+    monkeypatch.setenv("APSP_CPU_TRACE", "1")
+    try:
+        out = solve()
+    finally:
+        monkeypatch.delenv("APSP_CPU_TRACE")
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("apsp cpu: ")]
+    return out, lines
+
+
+def wide(monkeypatch, solve):
+    """`solve` with the narrow solve switched off: the dtype's own solve."""
+    monkeypatch.setenv("APSP_CPU_NARROW", "0")
+    try:
+        return solve()
+    finally:
+        monkeypatch.delenv("APSP_CPU_NARROW")
+
+
+# Sizes: one pivot block, a ragged one, many with a ragged last strip of every register-tile
+# width; leading dimensions that keep rows apart. Weights 1..top (SciPy reads a dense 0 as no
+# edge), the largest the solve takes at n; then zeros too, against the dtype's own solve.
+@pytest.mark.parametrize("n", (128, 129, 191, 255, 300, 1001))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_narrow_solve_matches_scipy(n, dtype, capfd, monkeypatch):
+    top = min(99, NARROW_MAX_LENGTH // (n - 1))
+    rng = np.random.default_rng(n)
+    w = np.where(rng.random((n, n)) < 0.1, rng.integers(1, top + 1, (n, n)), np.inf)
+    ref = floyd_warshall(w)
+    for ld_extra in (0, 3):
+        (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(w, dtype, ld_extra=ld_extra))
+        assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
+        np.testing.assert_array_equal(dist, ref, err_msg=f"n={n} {dtype} ld=n+{ld_extra}")
+    w[rng.random((n, n)) < 0.02] = 0
+    dist, _ = engine(w, dtype, ld_extra=1)
+    np.testing.assert_array_equal(dist, wide(monkeypatch, lambda: engine(w, dtype, ld_extra=1))[0])
+
+
+# The choice by weights: a chain of n - 1 edges summing to exactly 32766 (the longest length it
+# takes) runs narrow; one unit more on one edge, a negative edge, a fractional one (floats), or n
+# below NARROW_MIN_N, and the dtype's own solve runs. Results equal either way.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n, w, change, narrow", [
+    (255, 129, None, True),          # 254 x 129 = 32766
+    (255, 129, "one more", False),
+    (255, 129, "negative", False),
+    (255, 129, "fraction", False),
+    (127, 258, None, False),         # 126 x 258 = 32508, below the size threshold
+])
+def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd, monkeypatch):
+    if change == "fraction" and not dtype.startswith("float"):
+        pytest.skip("integer weights have no fractions")
+    g = np.full((n, n), np.inf)
+    order = np.random.default_rng(n).permutation(n)
+    g[order[:-1], order[1:]] = w
+    longest = (n - 1) * w
+    if change == "one more":
+        g[order[n // 2], order[n // 2 + 1]] += 1
+        longest += 1
+    elif change == "negative":
+        g[order[0], order[2]] = -1
+        longest = (n - 3) * w - 1
+    elif change == "fraction":
+        g[order[n // 2], order[n // 2 + 1]] += 0.5
+        longest += 0.5
+    (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(g, dtype))
+    said = " on 16-bit lengths" if narrow else ""
+    assert lines == [f"apsp cpu: solve{said}, {dtype}, n = {n}"]
+    assert dist[order[0], order[-1]] == longest
+    np.testing.assert_array_equal(dist, floyd_warshall(g))
+
+
+# Unweighted graphs fit whatever their weights (every path is shorter than n), so they run narrow
+# with the checks off too; undirected ones after the rules make them symmetric.
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_narrow_solve_unweighted_and_undirected(dtype, capfd, monkeypatch):
+    n = 300
+    w = random_weights(n, seed=9, density=0.02)
+    w[np.isfinite(w)] += 1000  # too heavy for 16 bits, but unweighted counts every edge as 1
+    work = as_dtype(w, dtype)
+    _, lines = traced(capfd, monkeypatch, lambda: _core.solve_host(
+        work, None, "cpu", 0, True, True, False, False, None))
+    assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
+    np.testing.assert_array_equal(work.astype(np.float64),
+                                  as_dtype(floyd_warshall(w, unweighted=True), dtype))
+    top = NARROW_MAX_LENGTH // (n - 1)
+    w = random_weights(n, seed=10, density=0.02)
+    w[np.isfinite(w)] = (w[np.isfinite(w)] - 1) % top + 1
+    (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(w, dtype, directed=False))
+    assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
+    np.testing.assert_array_equal(dist, floyd_warshall(w, directed=False))
+
+
+# A progress callback that raises between rounds (as Ctrl-C does) leaves a matrix solved in place
+# holding lengths of its own dtype: each entry between its distance and its edge's weight, never
+# the 16-bit rows.
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_narrow_solve_widens_after_an_exception(dtype, capfd, monkeypatch):
+    n = 700
+    rng = np.random.default_rng(4)
+    w = np.where(rng.random((n, n)) < 0.01, rng.integers(1, 40, (n, n)), np.inf)
+    np.fill_diagonal(w, 0)
+    work = as_dtype(w, dtype)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_round_3(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done == 3:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        traced(capfd, monkeypatch, lambda: _core.solve_host(work, None, "cpu", 0, True, False,
+                                                            True, True, stop_at_round_3))
+    assert seen[-1] == (3, 11)  # 11 rounds of 64: stopped midway
+    got = work.astype(np.float64)
+    if not dtype.startswith("float"):
+        got[work == INF[dtype]] = np.inf
+    ref = floyd_warshall(w)
+    assert np.all((got >= ref) & (got <= w))
+    assert (got < w).any()  # three rounds happened

@@ -46,11 +46,21 @@ def random_graph(n: int, dtype, rng: np.random.Generator, density: float = 0.3,
 
 
 def cpu_solve(g: np.ndarray, pred: bool = False, **kw):
+    """The reference: the CPU engine's solve in g's own dtype, never its 16-bit narrow solve
+    (APSP_CPU_NARROW=0), so that the GPU's narrow plan is checked against another path."""
     work = np.array(g, order="C", copy=True)
     p = np.empty(g.shape, np.int32) if pred else None
     checks = kw.get("checks", True)
-    _core.solve_host(work, p, "cpu", 0, kw.get("directed", True), kw.get("unweighted", False),
-                     checks, checks, None)
+    before = os.environ.get("APSP_CPU_NARROW")
+    os.environ["APSP_CPU_NARROW"] = "0"
+    try:
+        _core.solve_host(work, p, "cpu", 0, kw.get("directed", True), kw.get("unweighted", False),
+                         checks, checks, None)
+    finally:
+        if before is None:
+            del os.environ["APSP_CPU_NARROW"]
+        else:
+            os.environ["APSP_CPU_NARROW"] = before
     return (work, p) if pred else work
 
 
@@ -1585,6 +1595,46 @@ def test_an_exception_between_rounds_leaves_no_work_running(torch, rng):
     assert s.query(), "rounds enqueued before the exception were still running after it"
     h = random_graph(100, np.int32, rng)
     assert_same(gpu_host_solve(h), cpu_solve(h))
+
+
+# A matrix solved in place whose rounds ran on another representation (16-bit lengths: the
+# narrow plan; its int32 twin: float32 integer weights on 64-wide rounds) is put back in its own
+# dtype when a progress callback raises between rounds: every entry then lies between its
+# distance and its edge's weight, as after an interrupted solve of the matrix's own kernels.
+@pytest.mark.parametrize("dtype, n, said", [
+    (np.float64, 1000, "plan narrow2, float64 on 16-bit lengths"),
+    (np.int32, 4200, "plan narrow2, int32 on 16-bit lengths"),
+    (np.float32, 2000, "plan k64w, float32 on integer kernels"),
+])
+def test_an_exception_between_rounds_leaves_the_matrix_in_its_dtype(torch, dtype, n, said, rng,
+                                                                       capfd):
+    g = narrow_graph(n, dtype, rng, density=0.02)
+    g[g == 0] = 1  # positive: the float32 twin's rule
+    np.fill_diagonal(g, 0)
+    t = torch.from_numpy(g).cuda()
+    s = torch.cuda.Stream()
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_first_report(done: int, total: int) -> None:
+        seen.append((done, total))
+        raise Stop()
+
+    def solve():
+        with pytest.raises(Stop):
+            _core.solve_device(t.data_ptr(), n, n, np.dtype(dtype).name, 0, 0, 0, s.cuda_stream,
+                               True, False, True, True, stop_at_first_report)
+
+    _, line = trace_of(capfd, solve)
+    assert line == f"apsp cuda: {said}, n = {n}"
+    assert seen and seen[0][0] < seen[0][1], seen  # stopped before the last round
+    got = t.cpu().numpy()
+    want = cpu_solve(g)
+    assert np.all((got >= want) & (got <= g))
+    assert (got < g).any()  # some rounds ran
+    assert_same(cpu_solve(got), want)  # the rest of the solve from there gives the distances
 
 
 def test_host_arrays_on_two_gpus_in_turn(rng):

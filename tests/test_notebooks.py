@@ -201,16 +201,19 @@ def test_report_without_results(tmp_path: Path) -> None:
 
 def test_cpu_ceiling_builds_and_measures_every_dtype() -> None:
     """bench_cpu.py's ceiling (benchmarks/ceiling_cpu.cpp) compiles with this machine's C++
-    compiler against the engine's semiring header and reports a rate for each dtype it solves."""
+    compiler against the engine's semiring header and reports a rate for each dtype it solves,
+    and for the narrow solve's 16-bit lengths."""
     sys.path.insert(0, str(REPORT.parent))
     try:
         import bench_cpu
     finally:
         sys.path.remove(str(REPORT.parent))
     ceilings = bench_cpu.measure_ceilings()
-    assert sorted(c["dtype"] for c in ceilings) == ["float32", "float64", "int32", "int64"]
+    assert sorted(c["dtype"] for c in ceilings) == ["float32", "float64", "int32", "int64",
+                                                     "narrow16"]
     for c in ceilings:
-        assert c["name"].startswith("relax " + c["dtype"]), c
+        step = "16-bit lengths" if c["dtype"] == "narrow16" else c["dtype"]
+        assert c["name"].startswith("relax " + step), c
         assert 0 < c["updates_per_s"] < float("inf"), c
 
 

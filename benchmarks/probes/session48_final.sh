@@ -8,7 +8,7 @@ t0=$(date +%s)
 if [ "$1" = bench ]; then
   source benchmarks/probes/session46_build.sh
   echo "build $(( $(date +%s) - t0 )) s"
-  APSP_REQUIRE_GPU=1 timeout 150 python -m pytest -m gpu tests/test_gpu_engine.py -k narrow -q -p no:cacheprovider -p no:benchmark -rfE -n 12 > $OUT/narrow_tests.txt 2>&1
+  APSP_REQUIRE_GPU=1 timeout 150 python -m pytest -m gpu tests/test_gpu_engine.py -k "narrow or exception_between_rounds" -q -p no:cacheprovider -p no:benchmark -rfE -n 12 > $OUT/narrow_tests.txt 2>&1
   echo "narrow tests rc $? $(( $(date +%s) - t0 )) s"; tail -8 $OUT/narrow_tests.txt
   timeout 90 python benchmarks/probes/narrow_probe.py floats > $OUT/narrow_floats.txt 2>&1
   echo "floats probe rc $? $(( $(date +%s) - t0 )) s"; cat $OUT/narrow_floats.txt

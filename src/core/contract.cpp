@@ -1,6 +1,7 @@
 // Shared contract checks and error messages for both engines (see contract.hpp).
 #include "core/contract.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -47,6 +48,13 @@ static std::string index_text(int64_t flat, int64_t n) {
   std::ostringstream s;
   s << "graph[" << flat / n << ", " << flat % n << "]";
   return s.str();
+}
+
+bool narrow_weights_fit(const InputStats& stats, int64_t n) {
+  if (stats.negative || stats.fractional || stats.first_nan >= 0 || stats.first_neg_inf >= 0)
+    return false;
+  const double most = std::max(double(stats.max_abs_int), stats.max_abs_float);
+  return n < 2 || most * double(n - 1) <= double(kNarrowMaxLength);
 }
 
 void check_input_stats(const Matrix& dist, const InputStats& stats) {

@@ -16,7 +16,17 @@ struct InputStats {
   int64_t first_neg_inf = -1;  // flat index of the first -inf (or -1)
   double max_abs_float = 0;    // max |w| over finite off-diagonal edges (floats)
   uint64_t max_abs_int = 0;    // max |w| over off-diagonal edges below INF (integers)
+  bool negative = false;       // a weight below zero (diagonal included)
+  bool fractional = false;     // floats: a finite off-diagonal weight that is not a whole number
 };
+
+// The narrow solves (both engines: path lengths on 16 bits, two or more a word): every length
+// stays at most kNarrowMaxLength, one below the 16-bit "no edge" (0x7FFF), so a sum of two never
+// wraps and min(c, a + b) is exact. They take graphs whose weights are whole numbers >= 0, without
+// NaN or -inf, and whose every path is short enough: (n - 1) * max w <= kNarrowMaxLength (unit
+// weights up to n = 32767, weights up to 3 at n = 10000).
+constexpr int64_t kNarrowMaxLength = 0x7FFE;
+bool narrow_weights_fit(const InputStats& stats, int64_t n);
 
 // n >= 0, ld >= n, non-null data when n > 0; throws ValueError naming the values.
 void check_views(const Matrix& dist, const PredMatrix& pred);

@@ -103,6 +103,17 @@ struct NarrowPair {
   }
 };
 
+// One 16-bit path length (the CPU engine's narrow solve; NarrowPair's halves): the same rule, one
+// length a lane (AVX-512: 32 lanes a vector, twice int32's).
+template <>
+struct Semiring<uint16_t> {
+  static APSP_HD constexpr uint16_t inf() { return uint16_t(NarrowPair::inf); }
+  static APSP_HD uint16_t relax(uint16_t c, uint16_t a, uint16_t b) {
+    const uint16_t s = uint16_t(a + b);
+    return s < c ? s : c;
+  }
+};
+
 // With predecessors: lexicographic (length, hops). Plain "strict improvement" lets a blocked
 // order pick among equal-length paths inconsistently, and with zero-weight cycles the
 // predecessor chains then loop; comparing hop counts on ties makes every cycle strictly

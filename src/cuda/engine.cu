@@ -302,7 +302,7 @@ Tiles choose_tiles(int64_t n, DType kernels, bool pred, bool tagged_fits, bool a
   if (force && (*hit == Tiles::narrow2 || *hit == Tiles::narrow4) && !narrow_fits)
     throw ValueError("APSP_CUDA_TILES=" + forced + " needs no predecessors and non-negative "
                      "integer weights with (n - 1) * max weight <= " +
-                     std::to_string(NarrowPair::inf - 1) + " (n = " + std::to_string(n) + ")");
+                     std::to_string(kNarrowMaxLength) + " (n = " + std::to_string(n) + ")");
   if (force && *hit != Tiles::pred32) return *hit;
   if (narrow_fits && n >= narrow_min_n(kernels))
     return n >= kNarrowDeepMinN ? Tiles::narrow4 : Tiles::narrow2;
@@ -1235,6 +1235,7 @@ bool switched_off(const char* name) {
 // Whether n allows the narrow plan: every path of fewer than n edges below its INF once the
 // weights fit (narrow_fits), each row within NarrowRows; APSP_CUDA_NARROW=0 leaves it out
 // (benchmarks: both plans on the same graph; tests).
+static_assert(NarrowPair::inf - 1 == kNarrowMaxLength, "contract.hpp's rule is this plan's");
 bool narrow_size_fits(int64_t n) {
   return n - 1 < int64_t(NarrowPair::inf) && n <= NarrowRows::max_n &&
          !switched_off("APSP_CUDA_NARROW");
@@ -1453,36 +1454,46 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       rounds.ld = ld * int64_t(sizeof(V) / sizeof(T));
     }
 
+    // Back to V's values: after the rounds, and after an exception between them (a progress
+    // callback that raised, Ctrl-C), so that a matrix solved in place then holds path lengths of
+    // its own dtype (an upper bound of each distance), not 16-bit pairs or its twin's bits.
+    auto back_to_own_dtype = [&] {
+      if constexpr (narrow) {
+        widen_rows_kernel<V><<<unsigned(n), NarrowRows::threads, 0, stream>>>(d, n, ld);
+        APSP_CUDA_CHECK_LAUNCH("widen_rows_kernel");
+      }
+      if constexpr (packs) {
+        unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld,
+                                                                          job.hop_scale, sc.st);
+        APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
+      }
+    };
     const int64_t nb = (n + P::K - 1) / P::K;
-    if constexpr (is_flow<P>::value) {
-      enqueue_flow<T>(job, device, stream, *counters, sc.st, sc.negative);  // finalize included
-      report_at_end(nb);
-    } else if (opt.progress) {
-      Progress progress(opt, stream, nb);
-      enqueue_rounds<P>(rounds, stream, [&](int64_t r) { progress.enqueued(r); });
-      progress.finish();
-    } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
-      // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel launched
-      // on its own (diagnostics).
-      int priority = 0;
-      APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
-      const GraphKey key{device,   job.d,      n,          rounds.ld, job.p,   job.pld,
-                         kernels_dtype<P>(), int(tiles), P::min3, job.pdl, job.tma,
-                         rows_aligned<T>(job.d, rounds.ld), priority};
-      launch_rounds_graph<P>(key, rounds, stream);
-    } else {
-      enqueue_rounds<P>(rounds, stream, [](int64_t) {});
+    try {
+      if constexpr (is_flow<P>::value) {
+        enqueue_flow<T>(job, device, stream, *counters, sc.st, sc.negative);  // finalize included
+        report_at_end(nb);
+      } else if (opt.progress) {
+        Progress progress(opt, stream, nb);
+        enqueue_rounds<P>(rounds, stream, [&](int64_t r) { progress.enqueued(r); });
+        progress.finish();
+      } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
+        // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel
+        // launched on its own (diagnostics).
+        int priority = 0;
+        APSP_CUDA_CHECK(cudaStreamGetPriority(stream, &priority));
+        const GraphKey key{device,   job.d,      n,          rounds.ld, job.p,   job.pld,
+                           kernels_dtype<P>(), int(tiles), P::min3, job.pdl, job.tma,
+                           rows_aligned<T>(job.d, rounds.ld), priority};
+        launch_rounds_graph<P>(key, rounds, stream);
+      } else {
+        enqueue_rounds<P>(rounds, stream, [](int64_t) {});
+      }
+    } catch (...) {
+      back_to_own_dtype();  // a failed launch here raises its own error instead
+      throw;
     }
-    if constexpr (narrow) {
-      widen_rows_kernel<V><<<unsigned(n), NarrowRows::threads, 0, stream>>>(d, n, ld);
-      APSP_CUDA_CHECK_LAUNCH("widen_rows_kernel");
-    }
-
-    if constexpr (packs) {
-      unpack_kernel<T, V, P::tagged><<<ew.grid, ew.block, 0, stream>>>(d, n, ld, job.hop_scale,
-                                                                        sc.st);
-      APSP_CUDA_CHECK_LAUNCH("unpack_kernel");
-    }
+    back_to_own_dtype();
     if constexpr (P::tagged || P::argmin) {  // phase 3's "as in pivot row k" entries
       constexpr bool can_round = P::argmin && std::is_floating_point_v<T>;
       const auto resolve =
@@ -1617,10 +1628,13 @@ ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
   r.positive = h.nonpositive == 0;
   r.nonnegative = h.nonpositive < 2;
   r.integral = h.nonintegral == 0;
+  s.negative = !r.nonnegative;
+  s.fractional = !r.integral;
   if (opt.unweighted) {  // every edge weighs 1 after the rules
     s.max_abs_int = n > 1 ? 1 : 0;
     s.max_abs_float = n > 1 ? 1.0 : 0.0;
     r.positive = r.nonnegative = r.integral = true;
+    s.negative = s.fractional = false;
   }
   return r;
 }
@@ -1670,9 +1684,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   bool tagged_fits = false, twin_fits = false, argmin_fits = false, min3_fits = false;
   bool argmin_exact = false;  // the argmin plan on exact integer sums: no backup, no check
   bool hop_scaled = false;  // the tagged plan on keys w * n + hops (tagged.cuh)
-  // The narrow plan's weights (narrow.cuh): integers >= 0 (in any dtype) whose every path length
-  // (n - 1) * max w is below its INF. Without the scan, known only for unweighted graphs (lengths
-  // < n).
+  // The narrow plan's weights (narrow.cuh; contract.hpp: narrow_weights_fit). Without the scan,
+  // known only for unweighted graphs (lengths < n).
   bool narrow_weights = opt.unweighted;
   if (scan) {
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
@@ -1713,8 +1726,6 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                     s.max_abs_int <= (uint64_t(unreachable_threshold<T>()) - 1) / uint64_t(n - 1);
       tagged_fits = tags_fit && !argmin_fits;
       argmin_exact = argmin_fits;
-      narrow_weights = nonnegative && (n < 2 || s.max_abs_int <= uint64_t(NarrowPair::inf - 1) /
-                                                                     uint64_t(n - 1));
     } else {
       using I = typename IntegerTwin<T>::type;
       const bool no_nan_or_neg_inf = s.first_nan < 0 && s.first_neg_inf < 0;
@@ -1764,13 +1775,11 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
         }
       }
       tagged_fits = tagged_exact && !((argmin_first || argmin_exact) && argmin_fits);
-      // Float weights that are all whole numbers >= 0 take the narrow plan by the integers' rule:
-      // its lengths are the same integers, and widened back they are the float sums exactly (a
-      // weight of -0.0 comes back as 0.0).
-      narrow_weights = nonnegative && integral && no_nan_or_neg_inf &&
-                       s.max_abs_float * double(std::max<int64_t>(n - 1, 1)) <=
-                           double(NarrowPair::inf - 1);
     }
+    // contract.hpp's rule, for every dtype: float weights that are whole numbers >= 0 narrow as
+    // integers do (the same sums; widened back they are the float plan's results exactly, except
+    // that a weight of -0.0 comes back as 0.0).
+    narrow_weights = narrow_weights_fit(s, n);
     // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
     // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin
     // (an integer dtype is its own twin; the scan finds no NaN, -inf or fraction in it).
