@@ -62,7 +62,7 @@ const int kForkGuard = [] {
 constexpr int64_t kNarrowMinN = 128;
 bool narrow_size_fits(int64_t n) {
   const char* off = std::getenv("APSP_CPU_NARROW");
-  return n >= kNarrowMinN && n - 1 < kNarrowMaxLength + 1 && !(off && std::string(off) == "0");
+  return n >= kNarrowMinN && n - 1 <= kNarrowMaxLength && !(off && std::string(off) == "0");
 }
 
 struct FreeDeleter {
@@ -361,11 +361,11 @@ struct Cpu {
   // 16-bit lengths (Semiring<uint16_t>): twice int32's lanes a vector, four times the 8-byte
   // types'. No memory is added: a whole matrix (ld = n) holds its 16-bit rows packed at its
   // start, row after row (a pitch of n: 13% faster than the next layout for int32 and 17% for
-  // float64 at n = 4096, on 2 AVX-512 cores); a view (ld > n) holds each at the start of its own row's bytes (a pitch of
-  // ld * sizeof(T) / 2), so the bytes between its rows are never touched. The rows are widened
-  // back before finalize, and after an exception too (a progress callback that raised, Ctrl-C).
-  // The lengths are the same integers as T's sums, so the results are the same (a weight of -0.0
-  // comes back as 0.0).
+  // float64 at n = 4096, on 2 AVX-512 cores); a view (ld > n) holds each at the start of its
+  // own row's bytes (a pitch of ld * sizeof(T) / 2), so the bytes between its rows are never
+  // touched. The rows are widened back before finalize, and after an exception too (a progress
+  // callback that raised, Ctrl-C). The lengths are the same integers as T's sums, so the results
+  // are the same (a weight of -0.0 comes back as 0.0).
   // Rows move in blocks [a, 2a) (row 0 alone first): packed, the block's 16-bit rows fill bytes
   // [2na, 4na), below the wide rows of the block and of every later one (from byte
   // sizeof(T) * n * a >= 4na), so narrowing runs the blocks in order, widening in reverse, and
@@ -385,7 +385,8 @@ struct Cpu {
         std::vector<uint16_t> buf(static_cast<size_t>(n));
         for (const auto& [a, z] : blocks) {
 #pragma omp for schedule(static)
-          for (int64_t i = a; i < z; ++i) convert(row(i), bytes + size_t(i * ld16) * sizeof(uint16_t), buf.data());
+          for (int64_t i = a; i < z; ++i)
+            convert(row(i), bytes + size_t(i * ld16) * sizeof(uint16_t), buf.data());
         }
       }
     };

@@ -204,10 +204,9 @@ struct Plan<T, Tiles::flow, M> {
   static constexpr bool min3 = false, flow = true;
 };
 // Matrices of non-negative integer weights (any dtype) whose every path length fits in 15 bits
-// (narrow.cuh):
-// 128 x 128 tiles of two 16-bit lengths a word, super-rounds of Depth / 128 pivot blocks (never
-// one: the one-block rounds' fused phases 1 and 2 are the 64-wide plans'). The matrix is
-// narrowed in place after the rules and widened before finalize (run_plan).
+// (narrow.cuh): 128 x 128 tiles of two 16-bit lengths a word, super-rounds of Depth / 128 pivot
+// blocks (never one: the one-block rounds' fused phases 1 and 2 are the 64-wide plans'). The
+// matrix is narrowed in place after the rules and widened before finalize (run_plan).
 template <int Depth>
 struct PlanNarrow {
   using type = uint16_t;
@@ -1235,11 +1234,11 @@ bool switched_off(const char* name) {
 // Whether n allows the narrow plan: every path of fewer than n edges below its INF once the
 // weights fit (narrow_fits), each row within NarrowRows; APSP_CUDA_NARROW=0 leaves it out
 // (benchmarks: both plans on the same graph; tests).
-static_assert(NarrowPair::inf - 1 == kNarrowMaxLength, "contract.hpp's rule is this plan's");
 bool narrow_size_fits(int64_t n) {
   return n - 1 < int64_t(NarrowPair::inf) && n <= NarrowRows::max_n &&
          !switched_off("APSP_CUDA_NARROW");
 }
+static_assert(NarrowPair::inf - 1 == kNarrowMaxLength, "contract.hpp's rule is this plan's");
 
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 // Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
