@@ -81,6 +81,29 @@ def negative_cycle_graph(rng: np.random.Generator, n: int, dtype=np.float64) -> 
     return to_dtype(g, dtype)
 
 
+def narrow_boundary_chain(order: np.ndarray, w, change: Optional[str],
+                          dtype=np.float64) -> tuple:
+    """(g, longest): a chain order[0] -> ... -> order[-1] of n - 1 edges of weight w and no other
+    edge, and the length of its longest shortest path. With (n - 1) * w = 32766 it is the longest
+    graph the narrow solves take (contract.hpp: narrow_weights_fit); `change` makes it miss their
+    rule: "one more" (one edge of w + 1), "negative" (a shortcut of -1 from order[0] to
+    order[2]: no cycle), "fraction" (one edge of w + 0.5), or None (unchanged)."""
+    n = len(order)
+    g = np.full((n, n), no_edge(dtype), dtype)
+    g[order[:-1], order[1:]] = w
+    longest = (n - 1) * w
+    if change == "one more":
+        g[order[n // 2], order[n // 2 + 1]] += 1
+        longest += 1
+    elif change == "negative":
+        g[order[0], order[2]] = -1
+        longest = (n - 3) * w - 1
+    elif change == "fraction":
+        g[order[n // 2], order[n // 2 + 1]] += 0.5
+        longest += 0.5
+    return g, longest
+
+
 def family(name: str, rng: np.random.Generator, n: int, dtype) -> np.ndarray:
     """One of FAMILIES, as a dense graph in `dtype`."""
     return FAMILIES[name](rng, n, dtype)

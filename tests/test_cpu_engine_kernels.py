@@ -20,6 +20,7 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
+from graphs import narrow_boundary_chain
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -236,19 +237,8 @@ def test_narrow_solve_matches_scipy(n, dtype, capfd, monkeypatch):
 def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd, monkeypatch):
     if change == "fraction" and not dtype.startswith("float"):
         pytest.skip("integer weights have no fractions")
-    g = np.full((n, n), np.inf)
     order = np.random.default_rng(n).permutation(n)
-    g[order[:-1], order[1:]] = w
-    longest = (n - 1) * w
-    if change == "one more":
-        g[order[n // 2], order[n // 2 + 1]] += 1
-        longest += 1
-    elif change == "negative":
-        g[order[0], order[2]] = -1
-        longest = (n - 3) * w - 1
-    elif change == "fraction":
-        g[order[n // 2], order[n // 2 + 1]] += 0.5
-        longest += 0.5
+    g, longest = narrow_boundary_chain(order, w, change)
     (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(g, dtype))
     said = " on 16-bit lengths" if narrow else ""
     assert lines == [f"apsp cpu: solve{said}, {dtype}, n = {n}"]

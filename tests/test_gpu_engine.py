@@ -15,7 +15,7 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import CAIOnly
+from graphs import CAIOnly, narrow_boundary_chain
 
 pytestmark = pytest.mark.gpu
 
@@ -1819,19 +1819,8 @@ def test_narrow_plan_device_views(torch, n, pad, first, kw, dtype, rng, monkeypa
     (np.float32, 3328, 9, "negative", "k64d"),
 ])
 def test_narrow_plan_by_weights(dtype, n, w, change, plan, rng, capfd):
-    g = np.full((n, n), no_edge(dtype), dtype)
     order = rng.permutation(n)
-    g[order[:-1], order[1:]] = w
-    longest = (n - 1) * w
-    if change == "one more":
-        g[order[n // 2], order[n // 2 + 1]] += 1
-        longest += 1
-    elif change == "negative":
-        g[order[0], order[2]] = -1
-        longest = (n - 3) * w - 1
-    elif change == "fraction":
-        g[order[n // 2], order[n // 2 + 1]] += 0.5
-        longest += 0.5
+    g, longest = narrow_boundary_chain(order, w, change, dtype)
     np.fill_diagonal(g, 0)
     got, ran = plan_of(capfd, lambda: gpu_host_solve(g))
     assert ran == plan
