@@ -36,7 +36,7 @@ from scipy.sparse.csgraph import floyd_warshall
 import apsp
 from apsp import _core
 from machine_facts import cpu_model, source_digest
-from timing import wall_times
+from timing import env_set, wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
 # The project's targets at n = 1024 and 2048 on a 2-core machine (speedup over SciPy).
@@ -177,11 +177,8 @@ def main() -> int:
             if not same_as_scipy(apsp.solve(g, device="cpu"), ref_n, dtype, n, f"weights 1..{top}"):
                 return 1
             times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
-            os.environ["APSP_CPU_NARROW"] = "0"
-            try:
+            with env_set(APSP_CPU_NARROW="0"):
                 wide_times, _ = wall_times(lambda: apsp.solve(g, device="cpu"), args.reps)
-            finally:
-                del os.environ["APSP_CPU_NARROW"]
             t, t_wide = statistics.median(times), statistics.median(wide_times)
             row("apsp-cpu-narrow", dtype, n, t,
                 f"weights 1..{top}: the narrow solve (16-bit lengths), chosen by the input scan; "

@@ -10,7 +10,6 @@ Usage: python benchmarks/bench_gpu.py --bin BUILD_DIR --out DIR [--tag h100] [--
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
 import os
@@ -24,7 +23,7 @@ import torch
 import apsp
 from apsp import _core
 from machine_facts import machine, source_digest
-from timing import wall_times
+from timing import env_set, wall_times
 
 INT_INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
 
@@ -91,22 +90,6 @@ def time_device(orig: torch.Tensor, reps: int, checks: bool, progress=None, pred
         if rep:
             times.append(start.elapsed_time(end) * 1e-3)
     return float(np.median(times))
-
-
-@contextlib.contextmanager
-def env_set(**env: str):
-    """Environment variables set inside the block (the engine reads them per solve: a forced plan,
-    APSP_CUDA_MIN3=0, APSP_CUDA_PDL=0), restored afterwards."""
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
 
 
 def time_with_env(orig: torch.Tensor, reps: int, checks: bool, **env: str) -> float:

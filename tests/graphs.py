@@ -3,7 +3,9 @@ SciPy references in apsp's semantics, and result checks. Imported by the test mo
 tests itself. Everything is deterministic given the generator passed in."""
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+import contextlib
+import os
+from typing import Callable, Dict, Iterator, Optional
 
 import numpy as np
 import scipy.sparse
@@ -22,6 +24,31 @@ class CAIOnly:
 
     def __init__(self, interface: dict) -> None:
         self.__cuda_array_interface__ = interface
+
+
+@contextlib.contextmanager
+def env_set(**values: str) -> Iterator[None]:
+    """Environment variables set for the block and restored after it (the engines read their
+    switches, such as APSP_CPU_NARROW, at each solve)."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
+def traced(capfd, solve: Callable, variable: str, *prefixes: str):
+    """Runs `solve` with the trace switch `variable` (APSP_CUDA_TRACE, APSP_CPU_TRACE) set: (its
+    result, the engine's stderr lines starting with one of `prefixes`)."""
+    capfd.readouterr()
+    with env_set(**{variable: "1"}):
+        out = solve()
+    return out, [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith(prefixes)]
 
 
 def no_edge(dtype) -> float:

@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import narrow_boundary_chain
+from graphs import env_set, narrow_boundary_chain, traced
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -183,25 +183,9 @@ NARROW_MAX_LENGTH = 32766
 NARROW_MIN_N = 128  # fw_cpu.cpp: kNarrowMinN
 
 
-def traced(capfd, monkeypatch, solve):
+def cpu_traced(capfd, solve):
     """Runs `solve` with APSP_CPU_TRACE=1: (its result, the engine's trace lines)."""
-    capfd.readouterr()
-    monkeypatch.setenv("APSP_CPU_TRACE", "1")
-    try:
-        out = solve()
-    finally:
-        monkeypatch.delenv("APSP_CPU_TRACE")
-    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("apsp cpu: ")]
-    return out, lines
-
-
-def wide(monkeypatch, solve):
-    """`solve` with the narrow solve switched off: the dtype's own solve."""
-    monkeypatch.setenv("APSP_CPU_NARROW", "0")
-    try:
-        return solve()
-    finally:
-        monkeypatch.delenv("APSP_CPU_NARROW")
+    return traced(capfd, solve, "APSP_CPU_TRACE", "apsp cpu: ")
 
 
 # Sizes: one pivot block, a ragged one, many with a ragged last strip of every register-tile
@@ -209,18 +193,20 @@ def wide(monkeypatch, solve):
 # edge), the largest the solve takes at n; then zeros too, against the dtype's own solve.
 @pytest.mark.parametrize("n", (128, 129, 191, 255, 300, 1001))
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_narrow_solve_matches_scipy(n, dtype, capfd, monkeypatch):
+def test_narrow_solve_matches_scipy(n, dtype, capfd):
     top = min(99, NARROW_MAX_LENGTH // (n - 1))
     rng = np.random.default_rng(n)
     w = np.where(rng.random((n, n)) < 0.1, rng.integers(1, top + 1, (n, n)), np.inf)
     ref = floyd_warshall(w)
     for ld_extra in (0, 3):
-        (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(w, dtype, ld_extra=ld_extra))
+        (dist, _), lines = cpu_traced(capfd, lambda: engine(w, dtype, ld_extra=ld_extra))
         assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
         np.testing.assert_array_equal(dist, ref, err_msg=f"n={n} {dtype} ld=n+{ld_extra}")
     w[rng.random((n, n)) < 0.02] = 0
     dist, _ = engine(w, dtype, ld_extra=1)
-    np.testing.assert_array_equal(dist, wide(monkeypatch, lambda: engine(w, dtype, ld_extra=1))[0])
+    with env_set(APSP_CPU_NARROW="0"):  # the dtype's own solve
+        own, _ = engine(w, dtype, ld_extra=1)
+    np.testing.assert_array_equal(dist, own)
 
 
 # The choice by weights: a chain of n - 1 edges summing to exactly 32766 (the longest length it
@@ -234,12 +220,12 @@ def test_narrow_solve_matches_scipy(n, dtype, capfd, monkeypatch):
     (255, 129, "fraction", False),
     (127, 258, None, False),         # 126 x 258 = 32508, below the size threshold
 ])
-def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd, monkeypatch):
+def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd):
     if change == "fraction" and not dtype.startswith("float"):
         pytest.skip("integer weights have no fractions")
     order = np.random.default_rng(n).permutation(n)
     g, longest = narrow_boundary_chain(order, w, change)
-    (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(g, dtype))
+    (dist, _), lines = cpu_traced(capfd, lambda: engine(g, dtype))
     said = " on 16-bit lengths" if narrow else ""
     assert lines == [f"apsp cpu: solve{said}, {dtype}, n = {n}"]
     assert dist[order[0], order[-1]] == longest
@@ -249,12 +235,12 @@ def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd, monkeypatch
 # Unweighted graphs fit whatever their weights (every path is shorter than n), so they run narrow
 # with the checks off too; undirected ones after the rules make them symmetric.
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_narrow_solve_unweighted_and_undirected(dtype, capfd, monkeypatch):
+def test_narrow_solve_unweighted_and_undirected(dtype, capfd):
     n = 300
     w = random_weights(n, seed=9, density=0.02)
     w[np.isfinite(w)] += 1000  # too heavy for 16 bits, but unweighted counts every edge as 1
     work = as_dtype(w, dtype)
-    _, lines = traced(capfd, monkeypatch, lambda: _core.solve_host(
+    _, lines = cpu_traced(capfd, lambda: _core.solve_host(
         work, None, "cpu", 0, True, True, False, False, None))
     assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
     np.testing.assert_array_equal(work.astype(np.float64),
@@ -262,7 +248,7 @@ def test_narrow_solve_unweighted_and_undirected(dtype, capfd, monkeypatch):
     top = NARROW_MAX_LENGTH // (n - 1)
     w = random_weights(n, seed=10, density=0.02)
     w[np.isfinite(w)] = (w[np.isfinite(w)] - 1) % top + 1
-    (dist, _), lines = traced(capfd, monkeypatch, lambda: engine(w, dtype, directed=False))
+    (dist, _), lines = cpu_traced(capfd, lambda: engine(w, dtype, directed=False))
     assert lines == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
     np.testing.assert_array_equal(dist, floyd_warshall(w, directed=False))
 
@@ -271,7 +257,7 @@ def test_narrow_solve_unweighted_and_undirected(dtype, capfd, monkeypatch):
 # holding lengths of its own dtype: each entry between its distance and its edge's weight, never
 # the 16-bit rows.
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_narrow_solve_widens_after_an_exception(dtype, capfd, monkeypatch):
+def test_narrow_solve_widens_after_an_exception(dtype, capfd):
     n = 700
     rng = np.random.default_rng(4)
     w = np.where(rng.random((n, n)) < 0.01, rng.integers(1, 40, (n, n)), np.inf)
@@ -288,7 +274,7 @@ def test_narrow_solve_widens_after_an_exception(dtype, capfd, monkeypatch):
             raise Stop()
 
     with pytest.raises(Stop):
-        traced(capfd, monkeypatch, lambda: _core.solve_host(work, None, "cpu", 0, True, False,
+        cpu_traced(capfd, lambda: _core.solve_host(work, None, "cpu", 0, True, False,
                                                             True, True, stop_at_round_3))
     assert seen[-1] == (3, 11)  # 11 rounds of 64: stopped midway
     got = work.astype(np.float64)

@@ -15,7 +15,7 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import CAIOnly, narrow_boundary_chain
+from graphs import CAIOnly, env_set, narrow_boundary_chain, traced
 
 pytestmark = pytest.mark.gpu
 
@@ -51,16 +51,9 @@ def cpu_solve(g: np.ndarray, pred: bool = False, **kw):
     work = np.array(g, order="C", copy=True)
     p = np.empty(g.shape, np.int32) if pred else None
     checks = kw.get("checks", True)
-    before = os.environ.get("APSP_CPU_NARROW")
-    os.environ["APSP_CPU_NARROW"] = "0"
-    try:
+    with env_set(APSP_CPU_NARROW="0"):
         _core.solve_host(work, p, "cpu", 0, kw.get("directed", True), kw.get("unweighted", False),
                          checks, checks, None)
-    finally:
-        if before is None:
-            del os.environ["APSP_CPU_NARROW"]
-        else:
-            os.environ["APSP_CPU_NARROW"] = before
     return (work, p) if pred else work
 
 
@@ -516,13 +509,7 @@ def assert_tight_predecessors(g: np.ndarray, dist: np.ndarray, pred: np.ndarray)
 def trace_lines(capfd, solve, *prefixes: str):
     """Run `solve` with APSP_CUDA_TRACE=1: (its result, the engine's lines starting with one of
     `prefixes`)."""
-    os.environ["APSP_CUDA_TRACE"] = "1"
-    try:
-        capfd.readouterr()
-        out = solve()
-    finally:
-        del os.environ["APSP_CUDA_TRACE"]
-    return out, [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith(prefixes)]
+    return traced(capfd, solve, "APSP_CUDA_TRACE", *prefixes)
 
 
 def trace_of(capfd, solve):

@@ -216,7 +216,9 @@ struct PlanNarrow {
   using G = NarrowGemm;
   static constexpr bool pred = false, small = false, cluster = false, tagged = false, argmin = false;
   static constexpr bool min3 = false, narrow = true;
-  static constexpr auto pivot = narrow_pivot_kernel;
+  // Phase 1 on 16-bit lengths closed as int32 in registers (every length <= its INF, so every
+  // sum fits), 8 x 8 a thread: 256 threads, the round loop's pivot launch.
+  static constexpr auto pivot = pivot_kernel<int32_t, K, 8, false, false, uint16_t>;
   static constexpr auto gemm = narrow_minplus_kernel;
 };
 template <class P, class = void>
@@ -1606,10 +1608,11 @@ void enqueue_scan(const T* d, int64_t n, int64_t ld, int64_t row0, int64_t row1,
 }
 
 // The scanned statistics on the host (one sync), as the input checks and the plan choices read
-// them.
+// them: InputStats (its `negative` and `fractional` too), and whether every off-diagonal weight
+// is above zero.
 struct ScannedStats {
   InputStats input;
-  bool positive, nonnegative, integral;
+  bool positive;
 };
 ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
                         cudaStream_t stream) {
@@ -1625,14 +1628,12 @@ ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
   s.max_abs_float = f;
   s.max_abs_int = h.max_abs_int;
   r.positive = h.nonpositive == 0;
-  r.nonnegative = h.nonpositive < 2;
-  r.integral = h.nonintegral == 0;
-  s.negative = !r.nonnegative;
-  s.fractional = !r.integral;
+  s.negative = h.nonpositive == 2;
+  s.fractional = h.nonintegral != 0;
   if (opt.unweighted) {  // every edge weighs 1 after the rules
     s.max_abs_int = n > 1 ? 1 : 0;
     s.max_abs_float = n > 1 ? 1.0 : 0.0;
-    r.positive = r.nonnegative = r.integral = true;
+    r.positive = true;
     s.negative = s.fractional = false;
   }
   return r;
@@ -1690,8 +1691,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     enqueue_scan(d, n, ld, 0, n, sc.st, stream);
     const ScannedStats scanned = read_stats(sc.st, opt, n, stream);
     const InputStats& s = scanned.input;
-    [[maybe_unused]] const bool positive = scanned.positive, nonnegative = scanned.nonnegative,
-                                integral = scanned.integral;
+    [[maybe_unused]] const bool positive = scanned.positive, nonnegative = !s.negative,
+                                integral = !s.fractional;
     if (opt.check_input) check_input_stats(dist, s);
     // tagged.cuh: positive weights and every path length (n - 1) * max w within the tags' range.
     // Floats whose weights are all positive integers, every path length exact in the float type

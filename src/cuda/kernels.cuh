@@ -628,9 +628,11 @@ __device__ __forceinline__ void close_tile_pair(T (&c)[E][E], int kw) {
 }
 
 // Phase 1: one block loads the pivot tile, closes it and stores it (with predecessors: and their
-// hop counts where Hops). Its own kernel, or one block of pivot_panels_kernel.
-template <class T, int K, int E, bool Pred, bool Hops = Pred>
-__device__ __forceinline__ void close_and_store_pivot(T* __restrict__ d, int64_t ld,
+// hop counts where Hops). Its own kernel, or one block of pivot_panels_kernel. The matrix holds
+// S, the closure runs on T: the same type, or the narrow plan's 16-bit lengths closed as int32
+// (narrow.cuh: every length <= its INF, so every sum fits and each result fits S again).
+template <class T, int K, int E, bool Pred, bool Hops = Pred, class S = T>
+__device__ __forceinline__ void close_and_store_pivot(S* __restrict__ d, int64_t ld,
                                                       int32_t* __restrict__ p, int64_t pld,
                                                       uint32_t* __restrict__ h, int64_t hld,
                                                       int64_t k0, int kw) {
@@ -645,7 +647,7 @@ __device__ __forceinline__ void close_and_store_pivot(T* __restrict__ d, int64_t
     for (int b = 0; b < E; ++b) {
       const int i = Pred ? ty + R * a : E * ty + a, j = Pred ? tx + R * b : E * tx + b;
       const bool in = i < kw && j < kw;
-      c[a][b] = in ? d[(k0 + i) * ld + k0 + j] : Semiring<T>::inf();
+      c[a][b] = in ? T(d[(k0 + i) * ld + k0 + j]) : Semiring<T>::inf();
       if constexpr (Pred) {
         pc[a][b] = in ? p[(k0 + i) * pld + k0 + j] : kNoPredecessor;
         hc[a][b] = in && Hops ? h[(k0 + i) * hld + k0 + j] : 1u;
@@ -661,7 +663,7 @@ __device__ __forceinline__ void close_and_store_pivot(T* __restrict__ d, int64_t
     for (int b = 0; b < E; ++b) {
       const int i = Pred ? ty + R * a : E * ty + a, j = Pred ? tx + R * b : E * tx + b;
       if (i < kw && j < kw) {
-        d[(k0 + i) * ld + k0 + j] = c[a][b];
+        d[(k0 + i) * ld + k0 + j] = S(c[a][b]);
         if constexpr (Pred) {
           p[(k0 + i) * pld + k0 + j] = pc[a][b];
           if constexpr (Hops) h[(k0 + i) * hld + k0 + j] = hc[a][b];
@@ -669,12 +671,12 @@ __device__ __forceinline__ void close_and_store_pivot(T* __restrict__ d, int64_t
       }
     }
 }
-template <class T, int K, int E, bool Pred, bool Hops = Pred>
+template <class T, int K, int E, bool Pred, bool Hops = Pred, class S = T>
 __global__ void __launch_bounds__((K / E) * (K / E))
-    pivot_kernel(T* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
+    pivot_kernel(S* __restrict__ d, int64_t ld, int32_t* __restrict__ p, int64_t pld,
                  uint32_t* __restrict__ h, int64_t hld, int64_t k0, int kw) {
   wait_for_previous_grid();
-  close_and_store_pivot<T, K, E, Pred, Hops>(d, ld, p, pld, h, hld, k0, kw);
+  close_and_store_pivot<T, K, E, Pred, Hops, S>(d, ld, p, pld, h, hld, k0, kw);
 }
 
 // ---- phases 2 and 3: C = min(C, A (x) B) ------------------------------------------------------

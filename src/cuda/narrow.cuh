@@ -2,13 +2,15 @@
 // weights are all whole numbers) whose every path length fits in 15 bits ((n - 1) * max w <
 // 2^15 - 1: hop counts up to n = 32767, weights up to 32 at n = 1000) solved on two 16-bit
 // lengths per 32-bit word, one VIADDMNMX.U16x2 for two min-plus updates (NarrowPair,
-// semiring.hpp): twice the int32 step's rate, eight times int64's and float64's.
+// semiring.hpp): twice the int32 step's rate, six to ten times the 8-byte types' (H100 ceilings:
+// benchmarks/ceiling.cu).
 // The matrix is narrowed in place: each row's 16-bit lengths at the start of its own bytes (the
 // row pitch is unchanged, so no memory is added), with INF as NarrowPair::inf and, where n is
 // odd, one more length of INF after the last column so that each row is whole words. The round
-// loop (engine.cu: enqueue_rounds) runs on 128 x 128 tiles: the pivot closure below, and phases
-// 2 and 3 as one min-plus product kernel over the same tile sets as kernels.cuh's. Then the rows
-// are widened back before finalize (engine.cu: run_plan).
+// loop (engine.cu: enqueue_rounds) runs on 128 x 128 tiles: the pivot closure is kernels.cuh's
+// pivot kernel on 16-bit lengths closed as 32-bit integers (engine.cu: PlanNarrow), and phases
+// 2 and 3 are one min-plus product kernel below, over the same tile sets as kernels.cuh's. Then
+// the rows are widened back before finalize (engine.cu: run_plan).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -78,36 +80,6 @@ __global__ void __launch_bounds__(NarrowRows::threads)
     wide[2 * m] = widen(x[q] & 0xFFFF);
     if (2 * m + 1 < n) wide[2 * m + 1] = widen(x[q] >> 16);
   }
-}
-
-// ---- phase 1: closure of a 128 x 128 pivot tile ---------------------------------------------------
-// As 32-bit integers in registers (every length <= inf, so every sum fits), by the closure of
-// the other plans (kernels.cuh: close_tile_fast, 8 x 8 a thread). d and ld in 16-bit lengths.
-struct NarrowPivot {
-  static constexpr int K = 128, E = 8, R = K / E, threads = R * R;  // 256
-};
-__global__ void __launch_bounds__(NarrowPivot::threads)
-    narrow_pivot_kernel(uint16_t* __restrict__ d, int64_t ld, int32_t*, int64_t, uint32_t*,
-                        int64_t, int64_t k0, int kw) {
-  constexpr int K = NarrowPivot::K, E = NarrowPivot::E, R = NarrowPivot::R;
-  wait_for_previous_grid();
-  const int tx = threadIdx.x % R, ty = threadIdx.x / R;
-  int32_t c[E][E];
-#pragma unroll
-  for (int a = 0; a < E; ++a)
-#pragma unroll
-    for (int b = 0; b < E; ++b) {
-      const int i = E * ty + a, j = E * tx + b;
-      c[a][b] = i < kw && j < kw ? int32_t(d[(k0 + i) * ld + k0 + j]) : int32_t(NarrowPair::inf);
-    }
-  close_tile_fast<int32_t, K, E>(c, kw);
-#pragma unroll
-  for (int a = 0; a < E; ++a)
-#pragma unroll
-    for (int b = 0; b < E; ++b) {
-      const int i = E * ty + a, j = E * tx + b;
-      if (i < kw && j < kw) d[(k0 + i) * ld + k0 + j] = uint16_t(c[a][b]);
-    }
 }
 
 // ---- phases 2 and 3: C = min(C, A (x) B) on 128 x 128 tiles -----------------------------------
