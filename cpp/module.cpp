@@ -66,7 +66,8 @@ apsp::PredMatrix host_pred(const py::object& obj, int64_t n) {
   return p;
 }
 
-// Progress and Ctrl-C: called by the engines between rounds, with the GIL released around them.
+// Progress and Ctrl-C: called by the engines between rounds (on_poll: between a host input's
+// upload chunks), with the GIL released around them.
 struct Callback {
   py::object progress;  // callable(done, total) or None
 };
@@ -75,6 +76,10 @@ void on_round(void* ctx, int64_t done, int64_t total) {
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   auto* cb = static_cast<Callback*>(ctx);
   if (!cb->progress.is_none()) cb->progress(done, total);
+}
+void on_poll(void*) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
 // `cb` (or nullptr): the engine calls on_round, for the bar in cb->progress or, where that is
@@ -89,6 +94,7 @@ apsp::Options make_options(bool directed, bool unweighted, bool check_input,
   if (cb) {
     o.progress = &on_round;
     o.progress_ctx = cb;
+    o.poll = &on_poll;
     o.progress_polls_only = cb->progress.is_none();
   }
   return o;

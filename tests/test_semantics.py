@@ -492,9 +492,9 @@ def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype,
     stops it long before the solve would end, and the input is as it was. The graph grows until
     an uninterrupted solve takes at least `least` seconds on this machine, so the interrupt, sent
     a tenth of the way in, always lands mid-solve; an engine that ignored it would run to the end.
-    The CUDA engine checks between rounds only, not during a host input's copies, so its solves
-    are made long enough that the copies are a small part (0.3 s of float32 copies and rounds
-    once took 0.19 s to stop, beside seven other test workers)."""
+    The CUDA engine checks between rounds and between a host input's upload chunks (the float32
+    graph's 2.4 GB upload took 1 s beside eleven other test workers, when it was not checked);
+    the download is not interrupted, so its solves are made long enough that it is a small part."""
     import _thread
     import signal
 

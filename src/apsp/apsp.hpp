@@ -39,6 +39,9 @@ constexpr int32_t kNoPredecessor = -9999;  // SciPy's convention
 // Called between rounds with (rounds done, rounds in all). May throw to abort the solve (for
 // example on KeyboardInterrupt); the engine leaves no work in flight when it does.
 using ProgressFn = void (*)(void* ctx, int64_t done, int64_t total);
+// Called where the CUDA engine copies a host input before its first round (between the pinned
+// chunks of the upload), with no rounds to report; may throw to stop, like ProgressFn.
+using PollFn = void (*)(void* ctx);
 
 struct Options {
   bool directed = true;     // false: weight(i,j) = min(G[i,j], G[j,i])
@@ -55,6 +58,7 @@ struct Options {
   // nothing measurable: past the sizes replayed as one CUDA graph, on host inputs and on device
   // arrays whose negative cycles are checked (a solve without the checks stays asynchronous).
   bool progress_polls_only = false;
+  PollFn poll = nullptr;  // with progress_ctx; called only where `progress` is kept
 };
 
 // ---- errors (the binding maps each to one Python exception type) ----------------------------

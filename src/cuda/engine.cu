@@ -17,9 +17,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <cstring>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <list>
@@ -2128,7 +2129,10 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   const bool is_output = dist.data != input.data;
   const Tiles arriving = arriving_tiles(dist.dtype, n, options, pred.data != nullptr);
   if (arriving == Tiles::small) {
-    upload_matrix(dbuf.ptr, dev_ld, input.data, n, input.ld, es, stream.s);
+    // Ctrl-C between the upload's chunks too (2.4 GB of float32 took 1 s beside other work)
+    std::function<void()> poll;
+    if (options.progress && options.poll) poll = [&] { options.poll(options.progress_ctx); };
+    upload_matrix(dbuf.ptr, dev_ld, input.data, n, input.ld, es, stream.s, poll);
     trace("upload");
     solve_and_download(
         dev, dpred, dist, pred, is_output,

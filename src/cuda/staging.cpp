@@ -179,8 +179,10 @@ void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t
 }
 
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
-                   int elem_size, void* stream) {
-  upload_matrix_arriving(dev, dev_ld, host, n, host_ld, elem_size, stream, 1, {});
+                   int elem_size, void* stream, const std::function<void()>& between_chunks) {
+  std::function<void(int64_t)> arrived;
+  if (between_chunks) arrived = [&](int64_t) { between_chunks(); };
+  upload_matrix_arriving(dev, dev_ld, host, n, host_ld, elem_size, stream, 1, arrived);
 }
 
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,

@@ -13,8 +13,10 @@ namespace apsp::cuda_detail {
 
 // Copies rows [0, n) of `host` (leading dimension host_ld elements) into the device matrix `dev`
 // (leading dimension dev_ld >= n), enqueued on `stream` (a cudaStream_t); returns when done.
+// `between_chunks`, when given, is called after each pinned chunk is enqueued; it may throw to
+// stop the upload (Ctrl-C: engine.cu), which ends once the chunks' copies in flight are done.
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
-                   int elem_size, void* stream);
+                   int elem_size, void* stream, const std::function<void()>& between_chunks = {});
 // The same, calling `arrived(rows)` on this thread each time the copies of rows [0, rows) are
 // enqueued on `stream` (rows: a multiple of `align_rows`, or n), so that the caller can enqueue
 // work on those rows behind them on another stream (engine.cu: upload_and_enqueue_arriving).
