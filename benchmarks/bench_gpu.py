@@ -134,6 +134,11 @@ def main() -> int:
         print(f"{impl:16s} {dtype:8s} n={n:6d} {seconds * 1e3:10.3f} ms {ups / 1e12:7.3f} T/s {fr} "
               f"{note or ''}", flush=True)
 
+    # Every row measures the kernels of its dtype unless it says otherwise: a checked solve of
+    # random_graph's weights would run the narrow plan (the hub bound), so it is switched off here
+    # and back on (APSP_CUDA_NARROW=1) for the rows of the narrow plan.
+    os.environ["APSP_CUDA_NARROW"] = "0"
+
     # ---- apsp device time: async (no checks) and with the checks' two syncs -------------------
     plan = [("int32", 10000, 5), ("int32", 16384, 3), ("int32", 32768, 1), ("float32", 10000, 3),
             ("float32", 16384, 2), ("float64", 10000, 2), ("int64", 10000, 2),
@@ -219,8 +224,8 @@ def main() -> int:
         orig = random_graph(n, dtype)
         edge = orig < (INT_INF[dtype] if dtype in INT_INF else float("inf"))
         orig[edge] = (orig[edge] - 1) % top + 1
-        narrow = time_device(orig, reps, checks=True)
-        wide = time_with_env(orig, reps, True, APSP_CUDA_NARROW="0")
+        narrow = time_with_env(orig, reps, True, APSP_CUDA_NARROW="1")
+        wide = time_device(orig, reps, checks=True)
         wide_step = "float32-min3" if dtype == "float32" else dtype
         add("apsp-gpu-narrow", dtype, n, narrow,
             f"weights 1..{top}, checks on: the narrow plan (two 16-bit lengths a word), chosen by "
@@ -229,6 +234,42 @@ def main() -> int:
             f"{float(n) ** 3 / wide / peak[wide_step]:.1%} of the {wide_step} ceiling)",
             step="narrow16x2")
         del orig, edge
+        torch.cuda.empty_cache()
+
+    # ---- random_graph's own weights (1..99) on the narrow plan: the hub bound ---------------------
+    # (n - 1) * 99 > 32766, but the distances through vertex 0 show that every distance fits 16 bits
+    # (contract.hpp: the hub bound; engine.cu: hub_bound_fits), so a user's checked solve of the
+    # main rows' graph runs the narrow plan. Against the same solve with it switched off (the main
+    # rows' checked times where they have them). Then what the hub bound costs where it refuses,
+    # at the smallest n it is looked for and at 10000: a ring of weights 99, whose distances pass
+    # 32766 and whose every pass lowers some bound, so that all kHubPasses passes run.
+    for dtype, n, reps in (("int32", 10000, 3), ("float32", 10000, 3), ("float64", 10000, 2),
+                           ("int64", 10000, 2)):
+        orig = random_graph(n, dtype)
+        hub = time_with_env(orig, reps, True, APSP_CUDA_NARROW="1")
+        wide = checked.get((dtype, n)) or time_device(orig, reps, checks=True)
+        wide_step = "float32-min3" if dtype == "float32" else dtype
+        add("apsp-gpu-hub", dtype, n, hub,
+            f"random_graph's weights 1..99 (the main rows' graph), checks on: the hub bound "
+            f"takes it to the narrow plan; {wide / hub:.2f}x faster than the {dtype} kernels on "
+            f"the same graph (APSP_CUDA_NARROW=0: {wide * 1e3:.1f} ms, "
+            f"{float(n) ** 3 / wide / peak[wide_step]:.1%} of the {wide_step} ceiling)",
+            step="narrow16x2")
+        del orig
+        torch.cuda.empty_cache()
+    for dtype, n, reps in (("int32", 4096, 10), ("float64", 1024, 20), ("int32", 10000, 3)):
+        ring = torch.full((n, n), INT_INF.get(dtype, float("inf")), device="cuda",
+                          dtype=getattr(torch, dtype))
+        i = torch.arange(n, device="cuda")
+        ring[i, (i + 1) % n] = 99
+        ring[i, i] = 0
+        refused = time_with_env(ring, reps, True, APSP_CUDA_NARROW="1")
+        off = time_device(ring, reps, checks=True)
+        add("apsp-gpu-hub-refused", dtype, n, refused,
+            f"a ring of weights 99, checks on: the hub bound's passes, refused, then the {dtype} "
+            f"kernels; {refused / off - 1:+.1%} against the same solve without them "
+            f"(APSP_CUDA_NARROW=0: {off * 1e3:.3f} ms)")
+        del ring, i
         torch.cuda.empty_cache()
 
     # ---- n <= 64: the one-launch plan against the round loop forced ----------------------------

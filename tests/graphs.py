@@ -108,6 +108,18 @@ def negative_cycle_graph(rng: np.random.Generator, n: int, dtype=np.float64) -> 
     return to_dtype(g, dtype)
 
 
+def hub_star(n: int, out_w, in_w, dtype=np.float64) -> np.ndarray:
+    """Edges 0 -> j of weight out_w and j -> 0 of in_w for every other j, and no other edge:
+    every distance between two other vertices is in_w + out_w, through vertex 0. The hub bound
+    (contract.hpp) reads out_w + in_w from the hub's own row and column, before any pass: with
+    out_w + in_w = 32766 the narrow solves take it whatever n, one unit more and they must not."""
+    g = np.full((n, n), no_edge(dtype), dtype)
+    g[0, 1:] = out_w
+    g[1:, 0] = in_w
+    np.fill_diagonal(g, 0)
+    return g
+
+
 def narrow_boundary_chain(order: np.ndarray, w, change: Optional[str],
                           dtype=np.float64) -> tuple:
     """(g, longest): a chain order[0] -> ... -> order[-1] of n - 1 edges of weight w and no other

@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import env_set, narrow_boundary_chain, traced
+from graphs import env_set, hub_star, narrow_boundary_chain, random_graph, traced
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -230,6 +230,84 @@ def test_narrow_solve_by_weights(dtype, n, w, change, narrow, capfd):
     assert lines == [f"apsp cpu: solve{said}, {dtype}, n = {n}"]
     assert dist[order[0], order[-1]] == longest
     np.testing.assert_array_equal(dist, floyd_warshall(g))
+
+
+# The hub bound (contract.hpp): from n = 1024, graphs of whole weights >= 0 whose bound
+# (n - 1) * max w fails run narrow where the distances through vertex 0 show that every distance
+# fits (max d(0, j) + max d(i, 0) <= 32766, found in at most 4 passes over the matrix).
+HUB_MIN_N = 1024  # fw_cpu.cpp: kHubMinN
+
+
+def hub_lines(capfd, solve):
+    """(result, the hub line's verdict and passes, the solve line) of a traced CPU solve."""
+    out, lines = cpu_traced(capfd, solve)
+    hub = [ln.split(" (")[0] for ln in lines if ln.startswith("apsp cpu: hub bound")]
+    return out, hub, [ln for ln in lines if ln.startswith("apsp cpu: solve")]
+
+
+# At its limit: 16383 + 16383 through the hub fits (every distance 32766, the longest 16-bit
+# length), 16383 + 16384 does not, and a narrow solve there would have said "unreachable".
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_w, fits", [(16383, True), (16384, False)])
+def test_hub_bound_at_its_limit(dtype, in_w, fits, capfd):
+    n = HUB_MIN_N
+    g = hub_star(n, 16383, in_w)
+    (dist, _), hub, solve = hub_lines(capfd, lambda: engine(g, dtype))
+    passes = 0 if fits else 1  # refused once a pass lowered nothing
+    assert hub == [f"apsp cpu: hub bound {'fits' if fits else 'refused'} after {passes} passes, "
+                   f"n = {n}"]
+    said = " on 16-bit lengths" if fits else ""
+    assert solve == [f"apsp cpu: solve{said}, {dtype}, n = {n}"]
+    assert dist[1, 2] == 16383 + in_w
+    np.testing.assert_array_equal(dist, floyd_warshall(g))
+
+
+# Graphs the hub bound takes after passes: random weights 1..99 (one pass), directed and
+# undirected, and a sparse graph of a few edges a vertex (more); views with a leading dimension
+# past n. Equal to the dtype's own solve and to SciPy.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", ["dense", "undirected", "sparse"])
+def test_hub_bound_takes_graphs_whose_bound_fails(dtype, case, capfd):
+    n = HUB_MIN_N + 3
+    rng = np.random.default_rng(7)
+    w = random_graph(rng, n, np.float64, density=0.01 if case == "sparse" else 0.3)
+    kw = {"directed": False} if case == "undirected" else {}
+    (dist, _), hub, solve = hub_lines(capfd, lambda: engine(w, dtype, ld_extra=5, **kw))
+    assert len(hub) == 1 and hub[0].startswith("apsp cpu: hub bound fits after"), hub
+    assert solve == [f"apsp cpu: solve on 16-bit lengths, {dtype}, n = {n}"]
+    if case == "sparse":
+        assert not hub[0].startswith("apsp cpu: hub bound fits after 1 ")
+    with env_set(APSP_CPU_NARROW="0"):
+        own, _ = engine(w, dtype, **kw)
+    np.testing.assert_array_equal(dist, own)
+    if dtype == "float64":
+        np.testing.assert_array_equal(dist, floyd_warshall(w, directed=not kw))
+
+
+# What it refuses: a hub that reaches nobody (vertex 0 without edges), a vertex that nothing
+# reaches, a ring whose distances pass 32766; and below HUB_MIN_N it is not looked for. The
+# dtype's own solve runs, and the results are exact.
+@pytest.mark.parametrize("case", ["lonely hub", "unreached vertex", "long ring", "small n"])
+def test_hub_bound_refuses(case, capfd):
+    n = HUB_MIN_N - 1 if case == "small n" else HUB_MIN_N
+    rng = np.random.default_rng(8)
+    w = random_graph(rng, n, np.float64)
+    if case == "lonely hub":
+        w[0, 1:] = w[1:, 0] = np.inf
+    elif case == "unreached vertex":
+        w[:, 5] = np.inf
+        w[5, 5] = 0
+    elif case == "long ring":
+        w = np.full((n, n), np.inf)
+        w[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
+        np.fill_diagonal(w, 0)
+    (dist, _), hub, solve = hub_lines(capfd, lambda: engine(w, "int32"))
+    if case == "small n":
+        assert hub == []
+    else:
+        assert len(hub) == 1 and hub[0].startswith("apsp cpu: hub bound refused after"), hub
+    assert solve == [f"apsp cpu: solve, int32, n = {n}"]
+    np.testing.assert_array_equal(dist, floyd_warshall(w))
 
 
 # Unweighted graphs fit whatever their weights (every path is shorter than n), so they run narrow

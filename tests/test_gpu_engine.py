@@ -15,7 +15,7 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import CAIOnly, env_set, narrow_boundary_chain, traced
+from graphs import CAIOnly, env_set, hub_star, narrow_boundary_chain, traced
 
 pytestmark = pytest.mark.gpu
 
@@ -210,6 +210,7 @@ def test_plan_by_size(n, plan, rng, capfd):
     (np.int64, 1536, False, "k64d"), (np.float64, 1536, False, "k64w"), (np.float64, 1919, True, "k64w"),
     (np.float64, 1920, True, "k64d")])
 def test_round_loop_by_size(dtype, n, fractional, plan, rng, capfd, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_NARROW", "0")  # the hub bound would take these weights
     g = random_graph(n, dtype, rng, negative=False)
     if fractional:
         g = np.where(g == no_edge(dtype), g, g + rng.random(g.shape).astype(dtype))
@@ -909,7 +910,8 @@ def test_float_predecessor_plan_choice(case, rng, capfd):
 # too. float64 keeps its own kernels (faster than int64's, engine.cu: IntegerTwin), exact as well.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [257, 300, 1000, 4097])
-def test_integer_weighted_floats_choose_their_kernels(n, dtype, rng, capfd):
+def test_integer_weighted_floats_choose_their_kernels(n, dtype, rng, capfd, monkeypatch):
+    monkeypatch.setenv("APSP_CUDA_NARROW", "0")  # the hub bound would take these weights
     g = random_graph(n, dtype, rng, negative=False)
     got, line = trace_of(capfd, lambda: gpu_host_solve(g))
     name = np.dtype(dtype).name
@@ -1814,6 +1816,80 @@ def test_narrow_plan_by_weights(dtype, n, w, change, plan, rng, capfd):
     want = cpu_solve(g)
     np.testing.assert_array_equal(got, want)
     assert want[order[0], order[-1]] == longest
+
+
+# The hub bound (contract.hpp; engine.cu: hub_bound_fits), from n = 4096 for 4-byte dtypes and
+# 1024 for 8-byte ones: whole weights >= 0 whose bound (n - 1) * max w fails still run narrow where
+# the distances through vertex 0 show that every distance fits.
+HUB_MIN_N = {4: 4096, 8: 1024}  # engine.cu: hub_min_n
+
+
+def hub_trace(capfd, solve):
+    """(result, the hub line or None, the plan line) of a traced solve."""
+    out, lines = trace_lines(capfd, solve, "apsp cuda: hub bound ", "apsp cuda: plan ")
+    hub = [ln for ln in lines if ln.startswith("apsp cuda: hub bound ")]
+    plan = [ln for ln in lines if ln.startswith("apsp cuda: plan ")]
+    assert len(hub) <= 1 and len(plan) == 1, lines
+    return out, (hub[0] if hub else None), plan[0]
+
+
+# At its limit: 16383 + 16383 through the hub fits (every distance 32766, the longest 16-bit
+# length), 16383 + 16384 does not, and the narrow plan there would have said "unreachable".
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("in_w, fits", [(16383, True), (16384, False)])
+def test_hub_bound_at_its_limit(dtype, in_w, fits, capfd):
+    n = HUB_MIN_N[np.dtype(dtype).itemsize]
+    g = hub_star(n, 16383, in_w, dtype)
+    got, hub, plan = hub_trace(capfd, lambda: gpu_host_solve(g))
+    verdict = "fits after 0" if fits else "refused after 1"  # refused once a pass lowered nothing
+    assert hub == f"apsp cuda: hub bound {verdict} passes, n = {n}"
+    assert ("on 16-bit lengths" in plan) == fits, plan
+    assert got[1, 2] == 16383 + in_w
+    np.testing.assert_array_equal(got, cpu_solve(g))
+
+
+# Graphs it takes after passes: random weights (directed, with the unreachable block of
+# random_graph, and undirected), host inputs and device views with a leading dimension past n;
+# bit for bit the CPU engine's solve in the matrix's own dtype.
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", ["host", "undirected", "device view"])
+def test_hub_bound_takes_graphs_whose_bound_fails(dtype, case, rng, capfd, request):
+    # (an int32 host input past 4096 is solved while it arrives, unscanned)
+    n = HUB_MIN_N[np.dtype(dtype).itemsize] + (0 if dtype == np.int32 else 5)
+    g = random_graph(n, dtype, rng, negative=False)
+    kw = {"directed": False} if case == "undirected" else {}
+    if case == "device view":
+        torch = request.getfixturevalue("torch")
+        got, hub, plan = hub_trace(capfd, lambda: gpu_device_solve(torch, g, pad=3, first=1))
+    else:
+        got, hub, plan = hub_trace(capfd, lambda: gpu_host_solve(g, **kw))
+    assert hub is not None and hub.startswith("apsp cuda: hub bound fits after"), hub
+    assert plan.endswith(f"on 16-bit lengths, n = {n}"), plan
+    np.testing.assert_array_equal(got, cpu_solve(g, **kw))
+
+
+# What it refuses: a hub that reaches nobody, a vertex that nothing reaches, a ring whose
+# distances pass 32766, and n below HUB_MIN_N (not looked for); the dtype's own plan runs.
+@pytest.mark.parametrize("dtype", [np.float64, np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", ["lonely hub", "unreached vertex", "long ring", "small n"])
+def test_hub_bound_refuses(case, dtype, rng, capfd):
+    n = HUB_MIN_N[np.dtype(dtype).itemsize] - (1 if case == "small n" else 0)
+    g = random_graph(n, dtype, rng, negative=False)
+    if case == "lonely hub":
+        g[0, 1:] = g[1:, 0] = no_edge(dtype)
+    elif case == "unreached vertex":
+        g[:, 5] = no_edge(dtype)
+    elif case == "long ring":
+        g = np.full((n, n), no_edge(dtype), dtype)
+        g[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
+    np.fill_diagonal(g, 0)
+    got, hub, plan = hub_trace(capfd, lambda: gpu_host_solve(g))
+    if case == "small n":
+        assert hub is None
+    else:
+        assert hub is not None and hub.startswith("apsp cuda: hub bound refused after"), hub
+    assert "16-bit" not in plan
+    np.testing.assert_array_equal(got, cpu_solve(g))
 
 
 # Unweighted graphs need no scan to fit (every path is shorter than n): with the checks off too,

@@ -50,11 +50,16 @@ static std::string index_text(int64_t flat, int64_t n) {
   return s.str();
 }
 
-bool narrow_weights_fit(const InputStats& stats, int64_t n) {
+bool narrow_weights_fit_with_hub(const InputStats& stats) {
   if (stats.negative || stats.fractional || stats.first_nan >= 0 || stats.first_neg_inf >= 0)
     return false;
+  return std::max(double(stats.max_abs_int), stats.max_abs_float) <= double(kNarrowMaxLength);
+}
+
+bool narrow_weights_fit(const InputStats& stats, int64_t n) {
   const double most = std::max(double(stats.max_abs_int), stats.max_abs_float);
-  return n < 2 || most * double(n - 1) <= double(kNarrowMaxLength);
+  return narrow_weights_fit_with_hub(stats) &&
+         (n < 2 || most * double(n - 1) <= double(kNarrowMaxLength));
 }
 
 void check_input_stats(const Matrix& dist, const InputStats& stats) {

@@ -28,6 +28,27 @@ struct InputStats {
 constexpr int64_t kNarrowMaxLength = 0x7FFE;
 bool narrow_weights_fit(const InputStats& stats, int64_t n);
 
+// Where only the bound (n - 1) * max w fails (the weights are whole, >= 0, each at most
+// kNarrowMaxLength: narrow_weights_fit_with_hub), a hub bound can still show that every finite
+// distance fits, and the results are then exact (a 16-bit length is the distance saturated at
+// 0x7FFF, which commutes with min-plus on values >= 0). Through one vertex s, d(i, j) <= d(i, s)
+// + d(s, j): x[j] >= d(s, j) and y[i] >= d(i, s), lengths of paths found by up to kHubPasses
+// Bellman-Ford passes over the matrix (each one reads it once), each at most kHubFar. Every
+// finite distance fits when max x + max y <= kNarrowMaxLength (so every vertex reaches s and s
+// every vertex). Both engines take s = 0 and stop early when the bound holds, or when a pass
+// changed nothing.
+bool narrow_weights_fit_with_hub(const InputStats& stats);
+constexpr int kHubPasses = 4;
+constexpr uint32_t kHubFar = uint32_t(1) << 30;  // no path found (yet), or one too long to matter
+// A weight as the hub passes read it (its stats allowed narrow_weights_fit_with_hub): kHubFar
+// for "no edge" (an integer INF, +inf), else the weight. constexpr: the CUDA kernels call them
+// too (--expt-relaxed-constexpr).
+template <class T>
+constexpr uint32_t hub_weight(T w) {
+  return w < T(kNarrowMaxLength + 1) ? uint32_t(w) : kHubFar;
+}
+constexpr uint32_t hub_sum(uint32_t a, uint32_t b) { return a + b < kHubFar ? a + b : kHubFar; }
+
 // n >= 0, ld >= n, non-null data when n > 0; throws ValueError naming the values.
 void check_views(const Matrix& dist, const PredMatrix& pred);
 

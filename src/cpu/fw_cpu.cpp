@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,11 @@ const int kForkGuard = [] {
 // (each length below the 16-bit INF); APSP_CPU_NARROW=0 leaves it out (benchmarks: both solves on
 // the same graph; tests: the reference).
 constexpr int64_t kNarrowMinN = 128;
+// Where only the bound (n - 1) * max w keeps a graph off it, the hub bound (contract.hpp) is
+// looked for from this n: a pass costs a few percent of a solve there (2-core AVX-512 EPYC, n =
+// 1024, one pass / the solve: int32 0.9 / 11 ms, float64 4.4 / 44 ms), and the narrow solve saves
+// half (int32) to four fifths (float64) of it.
+constexpr int64_t kHubMinN = 1024;
 bool narrow_size_fits(int64_t n) {
   const char* off = std::getenv("APSP_CPU_NARROW");
   return n >= kNarrowMinN && n - 1 <= kNarrowMaxLength && !(off && std::string(off) == "0");
@@ -210,6 +216,66 @@ struct Cpu {
       }
 #pragma omp parallel for schedule(static) if(n >= kParallelMinN)
     for (int64_t i = 0; i < n; ++i) finish_row(i);
+  }
+
+  // ---- the hub bound (contract.hpp), on the matrix after the rules ---------------------------
+  // (directed: an undirected graph is symmetric by then). Each thread passes over its rows with
+  // its own copies of x and y, in place (a row reads what the thread's earlier rows lowered, so a
+  // path whose vertices come in index order is found in one pass); the copies are merged after
+  // each pass.
+  bool hub_bound_fits() const {
+    const auto start = std::chrono::steady_clock::now();
+    const size_t count = static_cast<size_t>(n);
+    std::vector<uint32_t> x(count), y(count);
+    for (int64_t j = 0; j < n; ++j) x[j] = hub_weight(row(0)[j]), y[j] = hub_weight(row(j)[0]);
+    x[0] = y[0] = 0;
+    const int threads = n >= kParallelMinN ? omp_get_max_threads() : 1;
+    std::vector<std::vector<uint32_t>> own(static_cast<size_t>(threads) * 2);
+    int passes = 0;
+    bool fits = false, lowered = true;
+    for (;; ++passes) {
+      const uint32_t most = *std::max_element(x.begin(), x.end()) +
+                            *std::max_element(y.begin(), y.end());
+      fits = most <= uint32_t(kNarrowMaxLength);
+      if (fits || !lowered || passes == kHubPasses) break;
+#pragma omp parallel num_threads(threads)
+      {
+        const size_t t = static_cast<size_t>(omp_get_thread_num());
+        std::vector<uint32_t>&ox = own[2 * t], &oy = own[2 * t + 1];
+        ox = x;
+        oy = y;
+        uint32_t* xo = ox.data();
+        uint32_t* yo = oy.data();
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; ++i) {
+          const T* r = row(i);
+          const uint32_t xi = xo[i];
+          uint32_t to_hub = yo[i];
+#pragma omp simd reduction(min : to_hub)
+          for (int64_t j = 0; j < n; ++j) {
+            const uint32_t w = hub_weight(r[j]);
+            xo[j] = std::min(xo[j], hub_sum(xi, w));         // s -> i -> j
+            to_hub = std::min(to_hub, hub_sum(w, yo[j]));  // i -> j -> s
+          }
+          yo[i] = to_hub;
+        }
+      }
+      lowered = false;
+      for (int t = 0; t < threads; ++t) {
+        const uint32_t* ox = own[2 * size_t(t)].data();
+        const uint32_t* oy = own[2 * size_t(t) + 1].data();
+        for (size_t j = 0; j < count; ++j) {
+          if (ox[j] < x[j]) x[j] = ox[j], lowered = true;
+          if (oy[j] < y[j]) y[j] = oy[j], lowered = true;
+        }
+      }
+    }
+    if (std::getenv("APSP_CPU_TRACE"))
+      std::fprintf(stderr, "apsp cpu: hub bound %s after %d passes, n = %lld (%.3f ms)\n",
+                   fits ? "fits" : "refused", passes, static_cast<long long>(n),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             start).count());
+    return fits;
   }
 
   // ---- kernels ------------------------------------------------------------------------------
@@ -497,17 +563,21 @@ template <class T>
 void run(const Matrix& dist, const PredMatrix& pred, const Options& opt) {
   Cpu<T> e{static_cast<T*>(dist.data), dist.n, dist.ld, pred.data, pred.ld};
   bool narrow_weights = opt.unweighted;  // without the scan, only unit weights are known to fit
+  bool hub_candidate = false;  // weights that fit all but the bound (n - 1) * max w
   if (opt.check_input) {
     const InputStats stats = e.scan(opt);
     check_input_stats(dist, stats);
     narrow_weights = narrow_weights_fit(stats, dist.n);
+    hub_candidate = !narrow_weights && !opt.unweighted && narrow_weights_fit_with_hub(stats);
   }
+  e.apply_rules(opt);
+  const bool hub = !pred.data && hub_candidate && dist.n >= kHubMinN && narrow_size_fits(dist.n);
+  if (hub) narrow_weights = e.hub_bound_fits();
   const bool narrow = !pred.data && narrow_weights && narrow_size_fits(dist.n);
   if (std::getenv("APSP_CPU_TRACE"))  // diagnostics, and how the tests see which solve ran
     std::fprintf(stderr, "apsp cpu: solve%s, %s, n = %lld\n",
                  pred.data ? " with predecessors" : narrow ? " on 16-bit lengths" : "",
                  dtype_name(dist.dtype), static_cast<long long>(dist.n));
-  e.apply_rules(opt);
   if (pred.data)
     e.solve_pred(opt);
   else if (narrow)

@@ -1243,6 +1243,50 @@ bool narrow_size_fits(int64_t n) {
 }
 static_assert(NarrowPair::inf - 1 == kNarrowMaxLength, "contract.hpp's rule is this plan's");
 
+// The hub bound (contract.hpp; narrow.cuh): where the narrow plan's weights fit all but the bound
+// (n - 1) * max w, whether every finite distance still fits, from these n (its passes read the
+// matrix up to kHubPasses + 1 times where it fails).
+constexpr int64_t kHubMinN4 = 4096, kHubMinN8 = 1024;
+int64_t hub_min_n(DType dtype) { return dtype_size(dtype) == 8 ? kHubMinN8 : kHubMinN4; }
+// Two reads of the verdict: after the first pass (where most graphs that fit are shown to), and
+// after the rest.
+template <class T>
+bool hub_bound_fits(const T* d, int64_t n, int64_t ld, bool directed, cudaStream_t stream) {
+  AsyncBuffer buf((size_t(2) * size_t(n) + 4) * sizeof(uint32_t), stream);
+  uint32_t* x = static_cast<uint32_t*>(buf.ptr);
+  uint32_t* y = directed ? x + n : x;
+  unsigned* state = x + 2 * n;
+  hub_init_kernel<T><<<unsigned((n + 255) / 256), 256, 0, stream>>>(d, n, ld, directed, x, y,
+                                                                      state);
+  APSP_CUDA_CHECK_LAUNCH("hub_init_kernel");
+  const dim3 grid(unsigned((n + HubRelax::threads - 1) / HubRelax::threads),
+                  unsigned((n + HubRelax::rows - 1) / HubRelax::rows));
+  unsigned verdict[3] = {kHubOpen, 0, 0};
+  auto read = [&] {
+    APSP_CUDA_CHECK(cudaMemcpyAsync(verdict, state, sizeof verdict, cudaMemcpyDeviceToHost,
+                                    stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  };
+  for (int pass = 0; pass <= kHubPasses; ++pass) {  // pass 0: the hub's own row and column
+    if (pass > 0) {
+      hub_relax_kernel<T><<<grid, HubRelax::threads, 0, stream>>>(d, n, ld, x, y, state);
+      APSP_CUDA_CHECK_LAUNCH("hub_relax_kernel");
+    }
+    hub_check_kernel<<<1, 1024, 0, stream>>>(x, y, n, pass == kHubPasses, state);
+    APSP_CUDA_CHECK_LAUNCH("hub_check_kernel");
+    if (pass == 1) {
+      read();
+      if (verdict[0] != kHubOpen) break;
+    }
+  }
+  if (verdict[0] == kHubOpen) read();
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: hub bound %s after %u passes, n = %lld\n",
+                 verdict[0] == kHubFits ? "fits" : "refused", verdict[2] - 1,
+                 static_cast<long long>(n));
+  return verdict[0] == kHubFits;
+}
+
 // ---- CUDA graphs for small n: the whole round loop replayed with one launch ------------------------
 // Above kGraphMaxN launch gaps are a small share of a round: graphs up to n = 8192 measured no
 // faster (H100, int32; GPU_NOTES.md, thirty-third session). The graph is built node by node
@@ -1781,6 +1825,11 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     // integers do (the same sums; widened back they are the float plan's results exactly, except
     // that a weight of -0.0 comes back as 0.0).
     narrow_weights = narrow_weights_fit(s, n);
+    // Weights that fit all but the bound (n - 1) * max w: the hub bound may show that every
+    // finite distance does (random weights 1..99 at n = 10000, most graphs of small weights).
+    if (!narrow_weights && !pred.data && !opt.unweighted && narrow_weights_fit_with_hub(s) &&
+        n >= hub_min_n(dist.dtype) && narrow_size_fits(n))
+      narrow_weights = hub_bound_fits(d, n, ld, opt.directed, stream);
     // Integer weights with a zero or a negative one take the tagged plan on hop-scaled keys where
     // those fit (tagged.cuh: hop_scaled_max_weight), else pred32; float ones on the integer twin
     // (an integer dtype is its own twin; the scan finds no NaN, -inf or fraction in it).

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "core/contract.hpp"
 #include "core/semiring.hpp"
 #include "cuda/kernels.cuh"
 
@@ -281,6 +282,86 @@ __global__ void __launch_bounds__(NarrowGemm::threads, NarrowGemm::MINB)
     narrow_tile<NarrowMode::Interior>(d, n, ld, k0, kw, tc, smem);
   else
     narrow_tile<NarrowMode::Edge>(d, n, ld, k0, kw, tc, smem);
+}
+
+// ---- the hub bound: whether every path fits where (n - 1) * max w does not (contract.hpp) ----
+// On the input as it is (before the rules), with the hub s = 0. x[j] >= d(s, j) and y[i] >=
+// d(i, s): path lengths, relaxed in place (atomicMin), so any value a pass reads is one. An
+// undirected graph passes x == y: each entry relaxes both ways (an entry is at least the
+// undirected weight of its edge). state: [0] the verdict (HubState), [1] whether the pass since
+// the last check lowered a value, [2] the passes run.
+enum HubState : unsigned { kHubOpen = 0, kHubFits = 1, kHubRefused = 2 };
+struct HubRelax {
+  static constexpr int threads = 256, rows = 64, warps = threads / 32;
+};
+template <class V>
+__global__ void hub_init_kernel(const V* __restrict__ d, int64_t n, int64_t ld, bool directed,
+                                uint32_t* x, uint32_t* y, unsigned* state) {
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j == 0) state[0] = kHubOpen, state[1] = 1, state[2] = 0;
+  if (j >= n) return;
+  const uint32_t out = j == 0 ? 0 : hub_weight(d[j]), in = j == 0 ? 0 : hub_weight(d[j * ld]);
+  if (directed)
+    x[j] = out, y[j] = in;
+  else
+    x[j] = min(out, in);
+}
+template <class V>
+__global__ void __launch_bounds__(HubRelax::threads)
+    hub_relax_kernel(const V* __restrict__ d, int64_t n, int64_t ld, uint32_t* x, uint32_t* y,
+                     unsigned* state) {
+  constexpr int R = HubRelax::rows, W = HubRelax::warps;
+  if (*static_cast<volatile unsigned*>(state) != kHubOpen) return;  // decided: nothing to do
+  __shared__ uint32_t xs[R];
+  __shared__ uint32_t part[R][W];
+  const int64_t j = int64_t(blockIdx.x) * HubRelax::threads + threadIdx.x;
+  const int64_t i0 = int64_t(blockIdx.y) * R;
+  if (threadIdx.x < R) xs[threadIdx.x] = i0 + threadIdx.x < n ? x[i0 + threadIdx.x] : kHubFar;
+  __syncthreads();
+  const uint32_t yj = j < n ? y[j] : kHubFar;
+  const int rows = n - i0 < R ? int(n - i0) : R;
+  uint32_t col = kHubFar;
+  for (int r = 0; r < rows; ++r) {
+    const uint32_t w = j < n ? hub_weight(d[(i0 + r) * ld + j]) : kHubFar;
+    col = min(col, hub_sum(xs[r], w));  // s -> i0 + r -> j
+    uint32_t row = hub_sum(w, yj);       // i0 + r -> j -> s
+    for (int o = 16; o > 0; o >>= 1) row = min(row, __shfl_xor_sync(0xffffffffu, row, o));
+    if (threadIdx.x % 32 == 0) part[r][threadIdx.x / 32] = row;
+  }
+  __syncthreads();
+  bool lowered = false;
+  if (threadIdx.x < rows) {
+    uint32_t row = part[threadIdx.x][0];
+    for (int w = 1; w < W; ++w) row = min(row, part[threadIdx.x][w]);
+    uint32_t* target = &y[i0 + threadIdx.x];
+    lowered = row < *target && atomicMin(target, row) > row;
+  }
+  if (j < n && col < x[j]) lowered = atomicMin(&x[j], col) > col || lowered;
+  if (lowered) state[1] = 1;
+}
+// One block: the verdict after a pass (or the first rows), `last` after the final pass.
+__global__ void __launch_bounds__(1024)
+    hub_check_kernel(const uint32_t* x, const uint32_t* y, int64_t n, bool last, unsigned* state) {
+  if (state[0] != kHubOpen) return;
+  __shared__ uint32_t most[2][32];
+  uint32_t mx = 0, my = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = max(mx, x[j]), my = max(my, y[j]);
+  for (int o = 16; o > 0; o >>= 1) {
+    mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    my = max(my, __shfl_xor_sync(0xffffffffu, my, o));
+  }
+  if (threadIdx.x % 32 == 0) most[0][threadIdx.x / 32] = mx, most[1][threadIdx.x / 32] = my;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < int(blockDim.x / 32); ++w)
+    mx = max(mx, most[0][w]), my = max(my, most[1][w]);
+  mx = max(mx, most[0][0]), my = max(my, most[1][0]);
+  if (mx + my <= uint32_t(kNarrowMaxLength))
+    state[0] = kHubFits;
+  else if (last || state[1] == 0)  // no pass left, or the last one lowered nothing
+    state[0] = kHubRefused;
+  state[1] = 0;
+  state[2] += 1;
 }
 
 }  // namespace apsp::cuda_detail
