@@ -1259,8 +1259,9 @@ bool hub_bound_fits(const T* d, int64_t n, int64_t ld, bool directed, cudaStream
   hub_init_kernel<T><<<unsigned((n + 255) / 256), 256, 0, stream>>>(d, n, ld, directed, x, y,
                                                                       state);
   APSP_CUDA_CHECK_LAUNCH("hub_init_kernel");
+  const int rows = HubRelax::rows(n);
   const dim3 grid(unsigned((n + HubRelax::threads - 1) / HubRelax::threads),
-                  unsigned((n + HubRelax::rows - 1) / HubRelax::rows));
+                  unsigned((n + rows - 1) / rows));
   unsigned verdict[3] = {kHubOpen, 0, 0};
   auto read = [&] {
     APSP_CUDA_CHECK(cudaMemcpyAsync(verdict, state, sizeof verdict, cudaMemcpyDeviceToHost,
@@ -1269,7 +1270,8 @@ bool hub_bound_fits(const T* d, int64_t n, int64_t ld, bool directed, cudaStream
   };
   for (int pass = 0; pass <= kHubPasses; ++pass) {  // pass 0: the hub's own row and column
     if (pass > 0) {
-      hub_relax_kernel<T><<<grid, HubRelax::threads, 0, stream>>>(d, n, ld, x, y, state);
+      hub_relax_kernel<T><<<grid, HubRelax::threads, 0, stream>>>(d, n, ld, rows, x, y,
+                                                                    state);
       APSP_CUDA_CHECK_LAUNCH("hub_relax_kernel");
     }
     hub_check_kernel<<<1, 1024, 0, stream>>>(x, y, n, pass == kHubPasses, state);

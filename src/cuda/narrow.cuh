@@ -292,7 +292,14 @@ __global__ void __launch_bounds__(NarrowGemm::threads, NarrowGemm::MINB)
 // the last check lowered a value, [2] the passes run.
 enum HubState : unsigned { kHubOpen = 0, kHubFits = 1, kHubRefused = 2 };
 struct HubRelax {
-  static constexpr int threads = 256, rows = 64, warps = threads / 32;
+  static constexpr int threads = 256, max_rows = 64, warps = threads / 32;
+  // Rows a block relaxes: up to max_rows, fewer where that would leave too few blocks to keep
+  // the GPU busy (n = 1024: 4 x 16 blocks of 64 rows; 4 rows a block give 4 x 256).
+  static int rows(int64_t n) {
+    const int64_t strips = (n + threads - 1) / threads, want_blocks = 1024;
+    const int64_t r = n * strips / want_blocks;
+    return int(r < 1 ? 1 : r > max_rows ? max_rows : r);
+  }
 };
 template <class V>
 __global__ void hub_init_kernel(const V* __restrict__ d, int64_t n, int64_t ld, bool directed,
@@ -308,12 +315,12 @@ __global__ void hub_init_kernel(const V* __restrict__ d, int64_t n, int64_t ld, 
 }
 template <class V>
 __global__ void __launch_bounds__(HubRelax::threads)
-    hub_relax_kernel(const V* __restrict__ d, int64_t n, int64_t ld, uint32_t* x, uint32_t* y,
-                     unsigned* state) {
-  constexpr int R = HubRelax::rows, W = HubRelax::warps;
+    hub_relax_kernel(const V* __restrict__ d, int64_t n, int64_t ld, int R, uint32_t* x,
+                     uint32_t* y, unsigned* state) {
+  constexpr int W = HubRelax::warps;
   if (*static_cast<volatile unsigned*>(state) != kHubOpen) return;  // decided: nothing to do
-  __shared__ uint32_t xs[R];
-  __shared__ uint32_t part[R][W];
+  __shared__ uint32_t xs[HubRelax::max_rows];
+  __shared__ uint32_t part[HubRelax::max_rows][W];
   const int64_t j = int64_t(blockIdx.x) * HubRelax::threads + threadIdx.x;
   const int64_t i0 = int64_t(blockIdx.y) * R;
   if (threadIdx.x < R) xs[threadIdx.x] = i0 + threadIdx.x < n ? x[i0 + threadIdx.x] : kHubFar;
