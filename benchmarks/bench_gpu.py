@@ -437,6 +437,23 @@ def main() -> int:
     add("apsp-solve-numpy", "int32", 10000, secs,
         "apsp.solve(numpy, device='cuda'): the public call, input left intact, new output array; "
         + spread, ceiling=False)
+    # The same public call on the narrow plan: the benchmark's graph (weights 1..99) sampled,
+    # uploaded whole, and taken by the hub bound (engine.cu: sample_fits_narrow), in turn with the
+    # int32 kernels' arriving path (APSP_CUDA_NARROW=0, as every row above).
+    ways = {"1": [], "0": []}
+    for rep in range(8):
+        for how in ways:
+            with env_set(APSP_CUDA_NARROW=how):
+                t0 = time.perf_counter()
+                apsp.solve(host, device="cuda")
+                ways[how].append(time.perf_counter() - t0)
+    secs, spread = median_of(ways["1"])
+    wide, wide_spread = median_of(ways["0"])
+    add("apsp-solve-numpy-hub", "int32", 10000, secs,
+        "apsp.solve(numpy, device='cuda') on random_graph's weights 1..99 with the narrow plan on: "
+        f"a sample of 64 rows fits, uploaded whole, the hub bound takes it; {wide / secs:.2f}x "
+        f"faster than the int32 kernels solving it while it arrives in turn (APSP_CUDA_NARROW=0: "
+        f"{wide * 1e3:.1f} ms, {wide_spread}); {spread}", ceiling=False)
     del orig, host
 
     # ---- PyTorch loop and SciPy, same n as an apsp measurement ------------------------------------

@@ -1854,8 +1854,7 @@ def test_hub_bound_at_its_limit(dtype, in_w, fits, capfd):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("case", ["host", "undirected", "device view"])
 def test_hub_bound_takes_graphs_whose_bound_fails(dtype, case, rng, capfd, request):
-    # (an int32 host input past 4096 is solved while it arrives, unscanned)
-    n = HUB_MIN_N[np.dtype(dtype).itemsize] + (0 if dtype == np.int32 else 5)
+    n = HUB_MIN_N[np.dtype(dtype).itemsize] + 5
     g = random_graph(n, dtype, rng, negative=False)
     kw = {"directed": False} if case == "undirected" else {}
     if case == "device view":
@@ -1889,6 +1888,57 @@ def test_hub_bound_refuses(case, dtype, rng, capfd):
     else:
         assert hub is not None and hub.startswith("apsp cuda: hub bound refused after"), hub
     assert "16-bit" not in plan
+    np.testing.assert_array_equal(got, cpu_solve(g))
+
+
+# Integer host inputs past n = 4096 (solved while they arrive) are first sampled (engine.cu:
+# sample_fits_narrow, 64 rows, 0 and every n / 64th): where the sample fits 16-bit lengths, the
+# input is uploaded whole so that the scan and the hub bound decide (the narrow plan, or the
+# dtype's own plan where the hub refuses or a row the sample missed does not fit); where it does
+# not fit, or with APSP_CUDA_NARROW=0, it is solved while it arrives. Every result is the CPU
+# engine's.
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case, sample, plan", [
+    ("fits", "fits", "16-bit"),
+    ("hub refuses", "fits", "wide"),
+    ("sampled row too heavy", "does not fit", "arrives"),
+    ("sampled row negative", "does not fit", "arrives"),
+    ("unsampled row negative", "fits", "wide"),
+    ("narrow off", None, "arrives"),
+])
+def test_integer_host_input_sampled_for_narrow(dtype, case, sample, plan, rng, monkeypatch,
+                                               capfd):
+    n = 4200
+    g = random_graph(n, dtype, rng, negative=False)
+    sampled = n // 64  # the second sampled row (1 * n // 64)
+    if case == "hub refuses":
+        g = np.full((n, n), no_edge(dtype), dtype)
+        g[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
+        np.fill_diagonal(g, 0)
+    elif case == "sampled row too heavy":
+        g[sampled, 7] = 40_000
+    elif case in ("sampled row negative", "unsampled row negative"):
+        row = sampled if case == "sampled row negative" else sampled + 1
+        g[row, 7] = -1  # every other weight is at least 1: no negative cycle
+    elif case == "narrow off":
+        monkeypatch.setenv("APSP_CUDA_NARROW", "0")
+    got, lines = trace_lines(capfd, lambda: gpu_host_solve(g), "apsp cuda: a sample",
+                             "apsp cuda: plan ")
+    samples = [ln for ln in lines if ln.startswith("apsp cuda: a sample")]
+    plans = [ln for ln in lines if ln.startswith("apsp cuda: plan ")]
+    assert len(plans) == 1, lines
+    if sample is None:
+        assert samples == []
+    else:
+        assert samples == [f"apsp cuda: a sample of 64 rows {sample}"
+                           + (": uploaded whole for" if sample == "fits" else "")
+                           + f" 16-bit lengths, n = {n}"]
+    if plan == "16-bit":
+        assert plans[0].endswith(f"on 16-bit lengths, n = {n}"), plans
+    elif plan == "arrives":
+        assert "while it arrives" in plans[0], plans
+    else:
+        assert "16-bit" not in plans[0] and "arrives" not in plans[0], plans
     np.testing.assert_array_equal(got, cpu_solve(g))
 
 

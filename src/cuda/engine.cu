@@ -1999,20 +1999,52 @@ void require_device_memory(uint64_t needed, const std::string& what) {
 // the order (as between the CPU and CUDA engines); the cycle's vertices are reported either way.
 // Measured (H200, int32 n = 10000): GPU_NOTES.md, twenty-eighth session.
 
+// Whether an integer host input's weights could take the narrow plan (contract.hpp: whole, >= 0,
+// each at most kNarrowMaxLength, "no edge" at INF and above), from kNarrowSampleRows rows spread
+// over it (0.3 ms at n = 10000 int32). The input scan and the hub bound that decide the plan read
+// a matrix uploaded whole, so such an input is not solved while it arrives: H100, int32 n = 10000
+// weights 1..99, GPU_NOTES.md, fiftieth session. A row the sample misses that does not fit costs
+// the overlap, not the result.
+constexpr int64_t kNarrowSampleRows = 64;
+template <class T>
+bool sample_fits_narrow(const Matrix& input) {
+  const T* a = static_cast<const T*>(input.data);
+  const int64_t n = input.n, rows = std::min(n, kNarrowSampleRows);
+  for (int64_t k = 0; k < rows; ++k) {
+    const int64_t i = k * n / rows;
+    const T* row = a + i * input.ld;
+    for (int64_t j = 0; j < n; ++j)
+      if (row[j] < 0 || (j != i && row[j] > T(kNarrowMaxLength) && row[j] < Semiring<T>::inf()))
+        return false;
+  }
+  return true;
+}
+
 // The plan of a host input solved while it arrives, or Tiles::small where it is not: integer
 // dtypes, directed, no predecessors, past the sizes whose rounds replay as a CUDA graph, on the
 // super-round plans (choose_tiles' pick, or APSP_CUDA_TILES). APSP_CUDA_OVERLAP=0: upload first
-// (benchmarks and tests, both ways on the same graph). Unweighted graphs upload first too where
-// the narrow plan takes them (its rows are narrowed whole, after the rules), unless another plan
-// is forced.
-Tiles arriving_tiles(DType dtype, int64_t n, const Options& opt, bool pred) {
+// (benchmarks and tests, both ways on the same graph). Graphs the narrow plan may take upload
+// first too, unless another plan is forced: unweighted ones (their rows are narrowed whole, after
+// the rules), and, with the input checks on, those whose sampled weights fit (sample_fits_narrow).
+Tiles arriving_tiles(const Matrix& input, const Options& opt, bool pred) {
+  const DType dtype = input.dtype;
+  const int64_t n = input.n;
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
-  const char* forced = std::getenv("APSP_CUDA_TILES");
-  const bool narrow = opt.unweighted && n >= narrow_min_n(dtype) && narrow_size_fits(n) &&
-                      (!forced || std::strncmp(forced, "narrow", 6) == 0);
-  if (!integers || pred || !opt.directed || n <= kGraphMaxN || narrow ||
-      switched_off("APSP_CUDA_OVERLAP"))
+  if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
     return Tiles::small;
+  const char* forced = std::getenv("APSP_CUDA_TILES");
+  const bool narrow_allowed =
+      narrow_size_fits(n) && (!forced || std::strncmp(forced, "narrow", 6) == 0);
+  if (narrow_allowed && opt.unweighted && n >= narrow_min_n(dtype)) return Tiles::small;
+  if (narrow_allowed && !opt.unweighted && opt.check_input && n >= hub_min_n(dtype)) {
+    const bool fits = dtype == DType::int32 ? sample_fits_narrow<int32_t>(input)
+                                            : sample_fits_narrow<int64_t>(input);
+    if (std::getenv("APSP_CUDA_TRACE"))
+      std::fprintf(stderr, "apsp cuda: a sample of %lld rows %s 16-bit lengths, n = %lld\n",
+                   static_cast<long long>(std::min(n, kNarrowSampleRows)),
+                   fits ? "fits: uploaded whole for" : "does not fit", static_cast<long long>(n));
+    if (fits) return Tiles::small;
+  }
   const Tiles t = choose_tiles(n, dtype, false, false, false, false, false, true);
   return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
 }
@@ -2178,7 +2210,7 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   const bool is_output = dist.data != input.data;
-  const Tiles arriving = arriving_tiles(dist.dtype, n, options, pred.data != nullptr);
+  const Tiles arriving = arriving_tiles(input, options, pred.data != nullptr);
   if (arriving == Tiles::small) {
     // Ctrl-C between the upload's chunks too (2.4 GB of float32 took 1 s beside other work)
     std::function<void()> poll;
