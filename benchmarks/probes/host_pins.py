@@ -1,8 +1,9 @@
 """Probe: the caller's pages registered chunk by chunk (staging.hpp: HostPins) against pinned
 staging (APSP_CUDA_REGISTER=0), end to end from NumPy at n = 10000 int32: in place and the public
 call, calls taken in turn, medians of 9 after a warm-up; one traced call of each (APSP_CUDA_TRACE
-stages on stderr); the results equal. Needs benchmarks/probes/host_pins.patch applied (measured, not landed:
-GPU_NOTES.md, fiftieth session). Usage: python benchmarks/probes/host_pins.py [N] [REPS]"""
+stages on stderr); the results equal. Needs benchmarks/probes/host_pins.patch applied
+(measured, not landed: GPU_NOTES.md, fiftieth session).
+Usage: python benchmarks/probes/host_pins.py [N] [REPS]"""
 import os
 import sys
 import time

@@ -2001,10 +2001,11 @@ void require_device_memory(uint64_t needed, const std::string& what) {
 
 // Whether an integer host input's weights could take the narrow plan (contract.hpp: whole, >= 0,
 // each at most kNarrowMaxLength, "no edge" at INF and above), from kNarrowSampleRows rows spread
-// over it (0.3 ms at n = 10000 int32). The input scan and the hub bound that decide the plan read
-// a matrix uploaded whole, so such an input is not solved while it arrives: H100, int32 n = 10000
-// weights 1..99, GPU_NOTES.md, fiftieth session. A row the sample misses that does not fit costs
-// the overlap, not the result.
+// over it (0.5-0.8 ms at n = 10000 int32 on one core of the development machine). The input
+// scan and the hub bound that decide the plan read a matrix uploaded whole, so such an input is
+// not solved while it arrives (H100, int32 n = 10000 weights 1..99 from NumPy: 1.47x faster;
+// GPU_NOTES.md, fiftieth session). A row the sample misses that does not fit costs the overlap,
+// not the result.
 constexpr int64_t kNarrowSampleRows = 64;
 template <class T>
 bool sample_fits_narrow(const Matrix& input) {
