@@ -120,6 +120,16 @@ def hub_star(n: int, out_w, in_w, dtype=np.float64) -> np.ndarray:
     return g
 
 
+def long_ring(n: int, dtype=np.float64, w=99) -> np.ndarray:
+    """A ring 0 -> 1 -> ... -> n - 1 -> 0 of weight w and no other edge: d(0, n - 1) = w (n - 1),
+    past 32766 from n = 332 (w = 99), so the hub bound refuses it, after every pass lowered a
+    bound (all kHubPasses run: its worst case)."""
+    g = np.full((n, n), no_edge(dtype), dtype)
+    g[np.arange(n), (np.arange(n) + 1) % n] = w
+    np.fill_diagonal(g, 0)
+    return g
+
+
 def narrow_boundary_chain(order: np.ndarray, w, change: Optional[str],
                           dtype=np.float64) -> tuple:
     """(g, longest): a chain order[0] -> ... -> order[-1] of n - 1 edges of weight w and no other

@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import env_set, hub_star, narrow_boundary_chain, random_graph, traced
+from graphs import env_set, hub_star, long_ring, narrow_boundary_chain, random_graph, traced
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -298,9 +298,7 @@ def test_hub_bound_refuses(case, capfd):
         w[:, 5] = np.inf
         w[5, 5] = 0
     elif case == "long ring":
-        w = np.full((n, n), np.inf)
-        w[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
-        np.fill_diagonal(w, 0)
+        w = long_ring(n)
     (dist, _), hub, solve = hub_lines(capfd, lambda: engine(w, "int32"))
     if case == "small n":
         assert hub == []

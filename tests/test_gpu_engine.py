@@ -15,7 +15,7 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import CAIOnly, env_set, hub_star, narrow_boundary_chain, traced
+from graphs import CAIOnly, env_set, hub_star, long_ring, narrow_boundary_chain, traced
 
 pytestmark = pytest.mark.gpu
 
@@ -1879,8 +1879,7 @@ def test_hub_bound_refuses(case, dtype, rng, capfd):
     elif case == "unreached vertex":
         g[:, 5] = no_edge(dtype)
     elif case == "long ring":
-        g = np.full((n, n), no_edge(dtype), dtype)
-        g[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
+        g = long_ring(n, dtype)
     np.fill_diagonal(g, 0)
     got, hub, plan = hub_trace(capfd, lambda: gpu_host_solve(g))
     if case == "small n":
@@ -1912,9 +1911,7 @@ def test_integer_host_input_sampled_for_narrow(dtype, case, sample, plan, rng, m
     g = random_graph(n, dtype, rng, negative=False)
     sampled = n // 64  # the second sampled row (1 * n // 64)
     if case == "hub refuses":
-        g = np.full((n, n), no_edge(dtype), dtype)
-        g[np.arange(n), (np.arange(n) + 1) % n] = 99  # d(0, n - 1) = 99 (n - 1)
-        np.fill_diagonal(g, 0)
+        g = long_ring(n, dtype)
     elif case == "sampled row too heavy":
         g[sampled, 7] = 40_000
     elif case in ("sampled row negative", "unsampled row negative"):
