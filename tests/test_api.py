@@ -156,8 +156,9 @@ def test_validate_refuses_large_n_before_computing():
 
 def test_validate_refuses_kwargs_it_cannot_honour():
     g = np.zeros((3, 3))
-    for kw in ({"return_predecessors": True}, {"overwrite": True}, {"bogus": 1}):
-        with pytest.raises(ValueError, match=next(iter(kw))):
+    for kw, error in (({"return_predecessors": True}, ValueError), ({"overwrite": True}, ValueError),
+                      ({"bogus": 1}, TypeError)):
+        with pytest.raises(error, match=next(iter(kw))):
             apsp.validate(g, **kw)
 
 
@@ -214,7 +215,7 @@ def test_path_cases():
     assert apsp.path(pred, 1, 1) == [1]  # i == j
     assert apsp.path(pred, np.int64(0), np.int32(2)) == [0, 1, 2]
     assert apsp.path(pred.tolist(), 0, 2) == [0, 1, 2]  # nested lists, as apsp.solve takes them
-    for i, j in ((3, 0), (0, -1), (0, 1.0), ("0", 1)):
+    for i, j in ((3, 0), (0, -1), (0, 1.0), ("0", 1), (True, 2), (0, np.True_)):
         with pytest.raises(IndexError, match="is not a vertex of this 3-vertex graph"):
             apsp.path(pred, i, j)
     with pytest.raises(ValueError, match=r"\(3, 2\)"):
@@ -225,3 +226,14 @@ def test_path_detects_an_inconsistent_pred():
     pred = np.array([[-9999, 2, 1], [-9999, -9999, -9999], [-9999, -9999, -9999]], dtype=np.int32)
     with pytest.raises(ValueError, match="inconsistent at row 0"):
         apsp.path(pred, 0, 1)  # 1 <- 2 <- 1 <- ... never reaches 0
+    pred[0, 1] = 7  # not a vertex at all
+    with pytest.raises(ValueError, match="inconsistent at row 0"):
+        apsp.path(pred, 0, 1)
+
+
+def test_compare_leaves_the_diagonal_out_of_its_tolerance():
+    # a huge diagonal weight is ignored by both solvers; it must not widen the tolerance so far
+    # that a wrong off-diagonal result passes
+    g = np.array([[1e300, 1.0], [1.0, 0.0]])
+    with pytest.raises(AssertionError, match=r"differ at \(0, 1\)"):
+        compare_with_scipy(g, np.array([[0.0, 12345.0], [1.0, 0.0]]))

@@ -270,7 +270,7 @@ def test_cli_solve_failures_exit_1_without_output(tmp_path, case):
         expected = "0 -> 9"
     elif case == "negative_cycle":
         _raw(src, 3, 3, [(0, 1, 1), (1, 2, 1), (2, 0, -5)])
-        expected = "negative cycle"
+        expected = "(total weight -3)"  # the cycle, found again in the file the solve consumed
     elif case == "missing":
         expected = "No such file"
     else:
@@ -282,3 +282,116 @@ def test_cli_solve_failures_exit_1_without_output(tmp_path, case):
     assert "Traceback" not in proc.stderr
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name != "g.bin"] == []  # no temporaries
+
+
+def test_read_distances_round_trip_and_wrong_sizes(tmp_path):
+    dist = np.array([[0, 7, INF], [3, 0, -2], [INF, INF, 0]], dtype=np.int32)
+    out = tmp_path / "d.bin"
+    apsp.io.write_distances(out, dist)
+    back = apsp.io.read_distances(out)
+    assert back.dtype == np.int32 and back.tolist() == dist.tolist()
+    apsp.io.write_distances(out, np.zeros((0, 0), dtype=np.int32))
+    assert apsp.io.read_distances(out).shape == (0, 0)
+    for size in (7, 12, 16 + 4):
+        with pytest.raises(ValueError, match=f"{size} bytes is not an n x n int32 matrix"):
+            apsp.io.read_distances(_bytes(tmp_path / "x.bin", b"\0" * size))
+    with pytest.raises(ValueError, match="read_graph"):  # a graph file handed to the wrong reader
+        apsp.io.read_distances(_raw(tmp_path / "g.bin", 3, 1, [(0, 1, 5)]))
+
+
+def test_write_distances_converts_and_checks_block_by_block(tmp_path, monkeypatch):
+    monkeypatch.setattr(apsp.io, "_BLOCK_ELEMENTS", 8)  # 2 rows a block at n = 5
+    dist = np.arange(25, dtype=np.float32).reshape(5, 5)
+    dist[1, 1] = np.inf
+    out = tmp_path / "d.bin"
+    apsp.io.write_distances(out, dist)
+    expected = np.arange(25, dtype=np.int64).reshape(5, 5)
+    expected[1, 1] = INF  # exactly: float32 cannot hold 2^30 - 1
+    assert _read_out(out, 5).tolist() == expected.tolist()
+    dist[4, 3] = 0.5  # in the last block: the index names the row in the whole matrix
+    with pytest.raises(ValueError, match=r"dist\[4, 3\] = 0.5 is not an integer"):
+        apsp.io.write_distances(out, dist)
+    wide = np.full((5, 5), apsp.INT64_INF, dtype=np.int64)
+    wide[3, 2] = 2**31
+    with pytest.raises(ValueError, match=r"dist\[3, 2\] = 2147483648 cannot be written"):
+        apsp.io.write_distances(out, wide)
+    assert _read_out(out, 5).tolist() == expected.tolist()  # the earlier file is untouched
+
+
+def _solve_piped(tmp_path, n=60, seed=3):
+    rng = np.random.default_rng(seed)
+    m = 4 * n
+    edges = np.stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 50, m)], axis=1)
+    src = tmp_path / "g.bin"
+    apsp.io.write_graph(src, n, edges)
+    return src, apsp.solve(apsp.io.read_graph(src), device="cpu")
+
+
+def test_cli_solve_streams_through_pipes(tmp_path):
+    # /dev/stdin and /dev/stdout as pipes: their /proc links name no real file, and a pipe's
+    # size is 0 until it is read to its end
+    src, expected = _solve_piped(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "apsp", "solve", "/dev/stdin", "/dev/stdout",
+                           "--device", "cpu"], input=src.read_bytes(), capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    n = expected.shape[0]
+    assert np.frombuffer(proc.stdout, dtype="<i4").reshape(n, n).tolist() == expected.tolist()
+    proc = subprocess.run([sys.executable, "-m", "apsp", "solve", "/dev/stdin", "/dev/stdout"],
+                          input=src.read_bytes() + b"\0", capture_output=True, timeout=300)
+    assert proc.returncode == 1 and b"trailing bytes" in proc.stderr and proc.stdout == b""
+
+
+def test_read_from_a_fifo(tmp_path):
+    src, expected = _solve_piped(tmp_path, n=5)
+    fifo = tmp_path / "in.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(src.read_bytes()))
+    writer.start()
+    g = apsp.io.read_graph(fifo)
+    writer.join(timeout=30)
+    assert g.tolist() == apsp.io.read_graph(src).tolist()
+
+
+def test_cli_checks_the_output_place_before_solving(tmp_path):
+    src = _raw(tmp_path / "g.bin", 3, 3, [(0, 1, 1), (1, 2, 1), (2, 0, -5)])  # a negative cycle
+    for out, expected in ((tmp_path / "nope" / "d.bin", "its folder does not exist"),
+                          (tmp_path, "it is a folder")):
+        proc = _cli("solve", str(src), str(out), "--device", "cpu")
+        assert proc.returncode == 1 and expected in proc.stderr, proc.stderr
+        assert "negative cycle" not in proc.stderr  # refused before the solve
+        assert proc.stderr.count(str(out)) == 1  # the path once, not again as errno's filename
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_cli_refuses_an_unwritable_folder_before_solving(tmp_path):
+    src = _raw(tmp_path / "g.bin", 2, 1, [(0, 1, 1)])
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        proc = _cli("solve", str(src), str(locked / "d.bin"), "--device", "cpu")
+    finally:
+        locked.chmod(0o700)
+    assert proc.returncode == 1 and "is not writable" in proc.stderr, proc.stderr
+
+
+def test_cli_ctrl_c_exits_130_without_output(tmp_path):
+    # a solve of some seconds; SIGINT once its progress bar has drawn (so the solve is running)
+    n = 3000
+    rng = np.random.default_rng(0)
+    m = 20 * n
+    edges = np.stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 50, m)], axis=1)
+    src, out = tmp_path / "g.bin", tmp_path / "d.bin"
+    apsp.io.write_graph(src, n, edges)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "apsp", "solve", str(src), str(out), "--device",
+                             "cpu", "--progress"], stderr=subprocess.PIPE, env=env)
+    try:
+        assert proc.stderr.read(1)  # the bar's first output: the rounds have started
+        proc.send_signal(2)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert b"apsp: interrupted" in err and b"Traceback" not in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["g.bin"]

@@ -173,3 +173,81 @@ def test_shape_errors():
 def test_empty_graph():
     out = apsp.floyd_warshall(np.zeros((0, 0)))
     assert out.shape == (0, 0) and out.dtype == np.float64
+
+
+def test_dense_weights_within_isclose_of_zero_are_non_edges_as_in_scipy():
+    # SciPy reads a dense input through np.ma.masked_values(g, 0): floats with |w| <= 1e-8 are
+    # "no edge" there, evaluated in the input's own dtype; integers and masked arrays compare
+    # exactly.
+    g = np.array([[0, 1e-9, 0, 0], [0, 0, 1.0, -1e-8], [1.0, 0, 0, 2e-8], [1.0, 0, 0, 0]])
+    for graph in (g, g.astype(np.float32), g.astype(np.float16), np.ma.masked_array(g),
+                  (g * 1e9).astype(np.int64)):
+        _same(apsp.floyd_warshall(graph), csgraph.floyd_warshall(graph))
+    assert np.isinf(apsp.floyd_warshall(g)[0, 1])
+    # a negative cycle through a weight that small is not one in SciPy's reading either
+    cyc = np.array([[0, -1.0], [1e-9, 0]])
+    _same(apsp.floyd_warshall(cyc), csgraph.floyd_warshall(cyc))
+    # the same rule in place, where the caller's memory is the work buffer
+    work = g.copy()
+    apsp.floyd_warshall(work, overwrite=True)
+    _same(work, csgraph.floyd_warshall(g))
+
+
+def test_sparse_subclasses_are_sparse():
+    class MyCSR(scipy.sparse.csr_array):
+        pass
+
+    m = MyCSR(np.array([[0, 1.0, 0], [2.0, 0, 0], [0, 0, 0]]))
+    _same(apsp.floyd_warshall(m), csgraph.floyd_warshall(m))
+    np.testing.assert_array_equal(apsp.solve(m), [[0, 1, np.inf], [2, 0, np.inf], [np.inf] * 2 + [0]])
+
+
+def test_sparse_duplicate_nan_is_not_an_edge():
+    # an unsummed pair (NaN, 1.0): SciPy ignores the NaN and keeps 1.0, in either order
+    for values in ([np.nan, 1.0], [1.0, np.nan]):
+        m = scipy.sparse.csr_matrix((np.array(values), np.array([1, 1]), np.array([0, 2, 2])),
+                                    shape=(2, 2))
+        _same(apsp.floyd_warshall(m), csgraph.floyd_warshall(m))
+    with pytest.raises(ValueError, match="NaN"):  # apsp.solve's own rule: a stored NaN is refused
+        apsp.solve(m)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("kind", ["matrix", "memmap"])
+def test_overwrite_writes_into_ndarray_subclasses(kind, tmp_path):
+    g = _dense(np.random.default_rng(6), 40)
+    expected = csgraph.floyd_warshall(g)
+    if kind == "matrix":
+        x = np.matrix(g)
+    else:
+        x = np.memmap(tmp_path / "g.f8", dtype=np.float64, mode="w+", shape=g.shape)
+        x[:] = g
+    out = apsp.floyd_warshall(x, overwrite=True)
+    assert type(out) is np.ndarray and np.shares_memory(out, x)
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("make", [np.asarray, scipy.sparse.csr_matrix, np.ma.masked_array])
+def test_negative_cycle_is_named_in_order(make):
+    # 0 <-> 1 is the negative cycle; 2, 3, 4 reach it and back through positive edges
+    g = np.zeros((5, 5))
+    g[0, 1] = g[1, 0] = -1
+    g[1, 2] = g[2, 3] = g[3, 4] = g[4, 0] = 1
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.floyd_warshall(make(g))
+    assert sorted(info.value.cycle) == [0, 1]
+    assert "(total weight -2)" in str(info.value)
+    assert {0, 1} <= set(info.value.vertices)
+
+
+def test_dates_and_time_spans_are_refused():
+    with pytest.raises(TypeError, match="timedelta64"):
+        apsp.floyd_warshall(np.array([[0, 5], [3, 0]], dtype="m8[s]"))
+
+
+def test_float_overflow_is_refused_where_scipy_would_round_to_inf():
+    g = np.array([[0, 1e308, 0], [0, 0, 1e308], [1, 0, 0]])
+    assert np.isinf(csgraph.floyd_warshall(g)[0, 2])
+    with pytest.raises(OverflowError, match=r"2 \* 1e\+308"):
+        apsp.floyd_warshall(g)

@@ -169,6 +169,19 @@ def test_overflow_guard_diagonal(device):
     np.testing.assert_array_equal(apsp.solve(g, device=device), [[0, 1], [1, 0]])
 
 
+@pytest.mark.parametrize("dtype", (np.float32, np.float64), ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("sign", (1, -1))
+def test_float_overflow_guard_leaves_room_for_rounding(device, dtype, sign):
+    # (n - 1) * w at the largest finite value: the sums, each rounded, could reach +-inf (they
+    # did, before the guard counted rounding), so it refuses; with room for rounding it computes.
+    n, largest = 4, float(np.finfo(dtype).max)
+    at = _chain(n, sign * dtype(largest / 3), dtype)
+    with pytest.raises(OverflowError, match="within rounding of or beyond"):
+        apsp.solve(at, device=device)
+    dist = apsp.solve(_chain(n, sign * dtype(largest / 3 * 0.999), dtype), device=device)
+    assert np.isfinite(dist[0, n - 1]) and np.sign(dist[0, n - 1]) == sign
+
+
 # ---- negative weights and cycles -------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_negative_cycle_names_its_vertices(device, dtype):
@@ -245,6 +258,26 @@ def test_negative_cycle_search_is_bounded():
     ring[0, 1] = ring[1, 2] = ring[2, 0] = -1.0
     cycle, weight = _cycles.negative_cycle(ring, [0, 1, 2], True)
     assert cycle in ([0, 1, 2], [1, 2, 0], [2, 0, 1]) and weight == -3.0
+
+
+def test_negative_cycle_search_reads_sparse_duplicates_as_the_engines_do(device):
+    # 0 -> 1 is stored twice (-3, -3): the engines take the minimum, -3, so 0 -> 1 -> 0 weighs
+    # +1; the negative cycle is 0 -> 1 -> 2 -> 0 (-1), not the sum's -6 + 4 that tocsr() reads
+    g = scipy.sparse.coo_matrix(([-3.0, -3.0, 4.0, 1.0, 1.0], ([0, 0, 1, 1, 2], [1, 1, 0, 2, 0])),
+                                shape=(3, 3))
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device)
+    assert info.value.cycle in ([0, 1, 2], [1, 2, 0], [2, 0, 1])
+    assert "(total weight -1)" in str(info.value)
+
+
+def test_negative_cycle_search_is_exact_for_int64(device):
+    # weights past 2^53: in float64 the cycle would sum to 0 and not be named
+    big = apsp.INT64_INF // 2 - 1
+    g = np.array([[0, -big], [big - 1, 0]], dtype=np.int64)
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, device=device)
+    assert info.value.cycle in ([0, 1], [1, 0]) and "(total weight -1)" in str(info.value)
 
 
 def test_negative_cycle_search_directed_false_and_self_loops(device):
@@ -376,6 +409,31 @@ def test_progress_without_tqdm_prints_a_stderr_line():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "apsp n=200 cpu: round 4/4 (100.0%)" in proc.stderr
+
+
+@pytest.mark.parametrize("stream", ["none", "closed"])
+def test_progress_survives_an_unusable_stderr(monkeypatch, stream):
+    # pythonw and some services run with sys.stderr None; a bar nobody can see stops nothing
+    import io
+
+    if stream == "none":
+        monkeypatch.setattr(sys, "stderr", None)
+    else:
+        closed = io.StringIO()
+        closed.close()
+        monkeypatch.setattr(sys, "stderr", closed)
+    g = random_graph(np.random.default_rng(2), 200, np.float32)
+    dist = apsp.solve(g, progress=True, device="cpu")
+    np.testing.assert_array_equal(dist, apsp.solve(g, device="cpu"))
+    unusable = "None" if stream == "none" else "io.StringIO(); sys.stderr.close()"
+    code = ("import io, sys; sys.modules['tqdm'] = None; sys.modules['tqdm.auto'] = None\n"
+            "import numpy as np, apsp\n"
+            f"sys.stderr = {unusable}\n"
+            "d = apsp.solve(np.ones((200, 200)), progress=True, device='cpu')\n"
+            "assert (d == np.where(np.eye(200) > 0, 0, 1)).all()\n"
+            "print('solved')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == "solved\n", proc.stderr  # the plain line's path
 
 
 def _solve_in_a_forked_child(g, **kwargs):

@@ -52,18 +52,40 @@ def _info(_: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
+    """Solve in place in the matrix just read, so that the command needs one n x n int32 array
+    (two and a quarter more where int32 sums could overflow and it solves in int64), and write it
+    from there; the output's place is checked before the solve."""
     import apsp
+    from apsp.io import _available_memory, _write_target
 
-    g = apsp.io.read_graph(args.input)
+    _write_target(args.output)
+    dist = apsp.io.read_graph(args.input)
+    n = dist.shape[0]
     t0 = time.perf_counter()
     try:
-        dist = apsp.solve(g, device=args.device, progress=args.progress)
-    except OverflowError:  # int32 path lengths could overflow: the output format's bound decides
-        wide = np.where(g >= apsp.INT32_INF, apsp.INT64_INF, g.astype(np.int64))
-        dist = apsp.solve(wide, device=args.device, progress=args.progress)
+        try:
+            apsp.solve(dist, overwrite=True, device=args.device, progress=args.progress)
+        except OverflowError:  # int32 path lengths could overflow: the output format's bound decides
+            need, available = dist.size * 9, _available_memory()
+            if available is not None and need > available:
+                raise MemoryError(f"int32 path lengths could overflow, and solving n={n} in int64 "
+                                  f"needs {need / 2**30:.1f} GiB more; this machine has "
+                                  f"{available / 2**30:.1f} GiB available") from None
+            wide = dist.astype(np.int64)
+            del dist
+            wide[wide >= apsp.INT32_INF] = apsp.INT64_INF
+            dist = wide
+            apsp.solve(dist, overwrite=True, device=args.device, progress=args.progress)
+    except apsp.NegativeCycleError as exc:  # the input was consumed: name a cycle from the file
+        from apsp._cycles import negative_cycle
+
+        found = negative_cycle(apsp.io.read_graph(args.input), exc.vertices, True)
+        if found is not None:
+            exc.add_cycle(*found)
+        raise
     elapsed = time.perf_counter() - t0
     apsp.io.write_distances(args.output, dist)
-    print(f"solved n={g.shape[0]} in {elapsed * 1e3:.1f} ms -> {args.output}", file=sys.stderr)
+    print(f"solved n={n} in {elapsed * 1e3:.1f} ms -> {args.output}", file=sys.stderr)
     return 0
 
 
@@ -112,9 +134,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("apsp: interrupted", file=sys.stderr)
+        return 130  # the shell's code for SIGINT
     except (ValueError, TypeError, OverflowError, MemoryError, RuntimeError, OSError) as exc:
-        print(f"apsp: error: {exc}", file=sys.stderr)
+        print(f"apsp: error: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _message(exc: BaseException) -> str:
+    """The error's text, without OSError's "[Errno N] ...: 'path'" decoration where the text
+    already names the path (apsp.io's messages do)."""
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None \
+            and str(exc.filename) in exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """One negative cycle, in order, for NegativeCycleError's message.
 
-The engines report the vertices whose shortest closed walk is negative; such a walk need not be
-a simple cycle through the vertex. Every vertex of a negative cycle is among them, so a search
+The engines report the vertices whose computed closed walk came out negative; such a walk need
+not be a simple cycle through the vertex. Every vertex of a negative cycle is among them (the
+pivot of largest index on the cycle joins its two halves in its round), so a search
 on the subgraph they span (Bellman-Ford with parent pointers, from a virtual source) finds one.
 Runs only on that error path, on the caller's untouched input.
 """
@@ -12,9 +13,10 @@ from typing import Any, Optional
 import numpy as np
 
 # Bellman-Ford's passes each cost |S|^2; a cycle among the parent pointers usually shows up
-# after about as many passes as the cycle has edges. Past this much work, or past this many
-# vertices (each pass holds two |S| x |S| float64 arrays: 268 MB at 4096), no cycle is named.
-_MAX_WORK = 2e9
+# after about as many passes as the cycle has edges. Past this much work (about 2 s of NumPy on
+# one core: 22 passes at |S| = 3000), or past this many vertices (each pass holds two |S| x |S|
+# arrays: 268 MB at 4096), no cycle is named; the error keeps its vertex list.
+_MAX_WORK = 2e8
 MAX_VERTICES = 4096
 
 
@@ -35,24 +37,28 @@ def parent_cycle(parent: np.ndarray) -> Optional[list[int]]:
     return None
 
 
-def find_negative_cycle(w: np.ndarray) -> Optional[list[int]]:
-    """Indices of one negative cycle of the dense float64 weight matrix `w` (inf: no edge), in
-    path order, or None when none is found within the work bound.
+def find_negative_cycle(w: np.ndarray, edge: np.ndarray) -> Optional[list[int]]:
+    """Indices of one negative cycle of the dense weight matrix `w` (float64, or int64 for
+    integer graphs so that the search is exact), whose edges are where `edge` is True, in path
+    order, or None when none is found within the work bound.
 
     Synchronous Bellman-Ford from a virtual source with an edge of weight 0 to every vertex.
     Updates are strict decreases, so a cycle among the parent pointers is negative: around it
     every d[v] >= d[parent] + w(parent, v), and at least one parent has decreased since its
     child took it, since the passes at which the cycle's vertices last changed cannot increase
-    all the way around."""
+    all the way around. int64 stays exact: a pass lowers d by at most max|w|, the passes are
+    at most m + 1 and the engines' overflow bound holds (n - 1) * max|w| below INT64_INF / 2."""
     m = len(w)
-    diag = np.flatnonzero(np.diagonal(w) < 0)
+    diag = np.flatnonzero(edge.diagonal() & (np.diagonal(w) < 0))
     if diag.size:
         return [int(diag[0])]
-    d = np.zeros(m)
+    w = np.where(edge, w, 0)
+    far = np.inf if w.dtype.kind == "f" else np.iinfo(w.dtype).max
+    d = np.zeros(m, dtype=w.dtype)
     parent = np.full(m, -1, dtype=np.int64)
     cols = np.arange(m)
     for _ in range(int(min(m + 1, max(1, _MAX_WORK // max(m * m, 1))))):
-        cand = d[:, None] + w
+        cand = np.where(edge, d[:, None] + w, far)
         u = np.argmin(cand, axis=0)
         best = cand[u, cols]
         better = best < d
@@ -66,6 +72,34 @@ def find_negative_cycle(w: np.ndarray) -> Optional[list[int]]:
     return None
 
 
+def cycle_in(w: np.ndarray, edge: np.ndarray, idx: np.ndarray,
+             directed: bool) -> Optional[tuple[list[int], float]]:
+    """(cycle in `idx`'s numbering, its weight) of the subgraph (w, edge) that `idx` spans."""
+    if not directed:  # min(G[i, j], G[j, i]) over the ones that are edges
+        one_way = np.where(edge, w, w.T)
+        w = np.where(edge & edge.T, np.minimum(w, w.T), one_way)
+        edge = edge | edge.T
+    found = find_negative_cycle(w, edge)
+    if found is None:
+        return None
+    nxt = found[1:] + found[:1]
+    weight = sum(w[a, b].item() for a, b in zip(found, nxt))  # Python ints: exact
+    return [int(idx[v]) for v in found], float(weight)
+
+
+def sparse_subgraph(sp: Any, idx: np.ndarray) -> Any:
+    """The entries of `sp` between vertices `idx`, renumbered 0..len(idx)-1, as a COO matrix
+    whose duplicates are kept (tocsr() would sum them; the engines take their minimum)."""
+    import scipy.sparse
+
+    coo = sp.tocoo()
+    number = np.full(sp.shape[0], -1, dtype=np.int64)
+    number[idx] = np.arange(len(idx))
+    keep = (number[coo.row] >= 0) & (number[coo.col] >= 0)
+    return scipy.sparse.coo_matrix((coo.data[keep], (number[coo.row[keep]], number[coo.col[keep]])),
+                                   shape=(len(idx), len(idx)))
+
+
 def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
     """graph[idx][:, idx] of any accepted kind, as host data in its own dtype (device arrays are
     indexed on the device, so only |idx|^2 entries come back)."""
@@ -75,7 +109,7 @@ def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
 
     kind = classify(graph)
     if kind == "sparse":
-        sub = graph.tocsr()[idx][:, idx]
+        sub = sparse_subgraph(graph, idx)
         return densify(sub, computed_dtype(sub.dtype))
     if kind == "device":
         if hasattr(graph, "get"):  # CuPy
@@ -106,12 +140,6 @@ def negative_cycle(graph: Any, vertices: list[int],
     from ._sparse import no_edge_value
 
     sub = sub.astype(computed_dtype(sub.dtype), copy=False)  # the engines' no-edge rule applies
-    w = np.where(sub >= no_edge_value(sub.dtype), np.inf, sub.astype(np.float64))
-    if not directed:
-        w = np.minimum(w, w.T)
-    found = find_negative_cycle(w)
-    if found is None:
-        return None
-    nxt = found[1:] + found[:1]
-    weight = float(sum(w[a, b] for a, b in zip(found, nxt)))
-    return [int(idx[v]) for v in found], weight
+    edge = sub < no_edge_value(sub.dtype)
+    w = sub.astype(np.float64 if sub.dtype.kind == "f" else np.int64)
+    return cycle_in(w, edge, idx, directed)

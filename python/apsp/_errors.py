@@ -10,9 +10,10 @@ except ImportError:  # pragma: no cover - SciPy is a dependency, but stay import
 class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[misc]
     """The graph has a negative cycle, so shortest paths are undefined.
 
-    ``vertices`` lists vertices whose shortest closed walk is negative (each lies on or reaches
-    back through a negative cycle). ``cycle`` is one negative cycle in path order (``cycle[0] ->
-    cycle[1] -> ... -> cycle[0]``) when :func:`apsp.solve` could find one in the untouched input,
+    ``vertices`` lists the vertices found on negative closed walks (each lies on or reaches back
+    through a negative cycle; every vertex of a negative simple cycle is among them). ``cycle`` is
+    one negative cycle in path order (``cycle[0] -> cycle[1] -> ... -> cycle[0]``) when
+    :func:`apsp.solve` or :func:`apsp.floyd_warshall` could find one in the untouched input,
     else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, or a search past its
     work bound).
     """

@@ -5,6 +5,7 @@ DLPack / __cuda_array_interface__ producer), "host" (NumPy and anything NumPy ca
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -16,11 +17,9 @@ _DLPACK_HOST_TYPES = (1, 3, 11)
 def classify(graph: Any) -> str:
     cls = type(graph)
     module = cls.__module__
-    if module.startswith("scipy.sparse"):
-        import scipy.sparse
-
-        if scipy.sparse.issparse(graph):
-            return "sparse"
+    sparse = sys.modules.get("scipy.sparse")  # no scipy.sparse object exists before its import
+    if sparse is not None and sparse.issparse(graph):  # subclasses too
+        return "sparse"
     if isinstance(graph, np.ndarray):
         return "host"
     if _is_torch(graph):  # checked first: cheap, and its CAI property raises under requires_grad

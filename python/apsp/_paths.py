@@ -1,14 +1,14 @@
 """Path reconstruction from a predecessor matrix (SciPy's convention: -9999 = none)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
 from ._core import NO_PREDECESSOR
 
 
-def path(pred: Any, i: int, j: int) -> list[int]:
+def path(pred: Any, i: SupportsIndex, j: SupportsIndex) -> list[int]:
     """Vertices of a shortest path i -> j, from ``pred`` of ``solve(..., return_predecessors=True)``.
 
     Returns ``[i]`` when ``i == j`` and ``[]`` when j is unreachable from i. ``pred`` may be a
@@ -18,7 +18,8 @@ def path(pred: Any, i: int, j: int) -> list[int]:
         pred = np.asarray(pred)
     n = _shape(pred)
     for name, v in (("i", i), ("j", j)):
-        if not (isinstance(v, (int, np.integer)) and 0 <= int(v) < n):
+        if isinstance(v, (bool, np.bool_)) or not (isinstance(v, (int, np.integer))
+                                                   and 0 <= int(v) < n):
             raise IndexError(f"{name}={v!r} is not a vertex of this {n}-vertex graph")
     i, j = int(i), int(j)
     if i == j:
@@ -29,7 +30,7 @@ def path(pred: Any, i: int, j: int) -> list[int]:
     out = [j]
     while j != i:
         j = int(row[j])
-        if j == NO_PREDECESSOR or len(out) > n:
+        if not 0 <= j < n or len(out) > n:  # -9999 midway, or not a vertex at all
             raise ValueError(f"predecessor matrix is inconsistent at row {i}: no path back to {i}")
         out.append(j)
     out.reverse()

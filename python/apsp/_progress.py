@@ -14,6 +14,7 @@ class RoundProgress:
         self._bar = None
         self._last = 0.0
         self._done = 0
+        self._broken = False
         try:
             from tqdm.auto import tqdm  # noqa: F401
 
@@ -22,6 +23,15 @@ class RoundProgress:
             self._tqdm = None
 
     def __call__(self, done: int, total: int) -> None:
+        if self._broken:
+            return
+        try:
+            self._report(done, total)
+        except (OSError, ValueError, AttributeError):  # stderr closed or None (pythonw, daemons)
+            self._broken = True  # a bar nobody can see must not stop the solve
+        self._done = done
+
+    def _report(self, done: int, total: int) -> None:
         if self._tqdm is not None:
             if self._bar is None:
                 self._bar = self._tqdm(total=total, desc=self._desc, unit="round", leave=True)
@@ -34,11 +44,13 @@ class RoundProgress:
                 if done == total:
                     sys.stderr.write("\n")
                 sys.stderr.flush()
-        self._done = done
 
     def close(self) -> None:
         if self._bar is not None:
-            self._bar.close()
+            try:
+                self._bar.close()
+            except (OSError, ValueError, AttributeError):
+                pass
 
 
 def make_progress(progress: bool, desc: str) -> Optional[Callable[[int, int], None]]:

@@ -125,7 +125,9 @@ def solve(
     NegativeCycleError
         The graph has a negative cycle (a negative self-loop is one); ``.cycle`` is one, in
         order, and the message shows it (unless ``overwrite=True`` consumed the input);
-        ``.vertices`` names every vertex on a negative closed walk. It is a ``ValueError``.
+        ``.vertices`` are the vertices found on negative closed walks (every vertex of a
+        negative simple cycle among them, not always every vertex that has such a walk). It is
+        a ``ValueError``.
     ValueError
         ``graph`` is not square 2-D (the message has the shape), holds NaN or -inf (the message
         has the index), ``overwrite=True`` is impossible (the message says why), or ``device``
@@ -134,7 +136,8 @@ def solve(
         The dtype is not accepted (the message lists what is).
     OverflowError
         A path length could overflow: (n - 1) * max|w| >= INF // 2 for integers, or past the
-        largest finite value for floats (where sums would round to inf). The message says what
+        largest finite value for floats, with a margin for rounding (where sums could round to
+        +-inf). The message says what
         to use instead; nothing is computed and nothing wraps.
     MemoryError, RuntimeError
         Not enough device memory (bytes needed and free), a CUDA failure, or a GPU was asked

@@ -16,15 +16,18 @@ def no_edge_value(dtype: np.dtype) -> Any:
     return _core.INT32_INF if dtype == np.int32 else _core.INT64_INF
 
 
-def densify(sp: Any, dtype: np.dtype) -> np.ndarray:
-    """Dense (n, n) array of `dtype` from a sparse matrix, with the rules above."""
+def densify(sp: Any, dtype: np.dtype, skip_nan: bool = False) -> np.ndarray:
+    """Dense (n, n) array of `dtype` from a sparse matrix, with the rules above. A stored NaN
+    stays NaN (apsp.solve refuses it by its index), or with `skip_nan` it is not an edge (the
+    minimum of a pair's other entries, SciPy's reading)."""
     shape = sp.shape
     if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(f"graph must be a square 2-D (n, n) matrix, got shape {tuple(shape)}")
     coo = sp.tocoo()
     out = np.full(shape, no_edge_value(dtype), dtype=dtype)
     if coo.nnz:
-        np.minimum.at(out, (coo.row, coo.col), coo.data.astype(dtype, copy=False))
+        keep = np.fmin if skip_nan else np.minimum
+        keep.at(out, (coo.row, coo.col), coo.data.astype(dtype, copy=False))
     return out
 
 

@@ -43,7 +43,8 @@ def validate(graph: Any, **solve_kwargs: Any) -> float:
     """Solve ``graph`` with :func:`apsp.solve` and with SciPy; return the largest difference.
 
     ``solve_kwargs`` are those of :func:`apsp.solve` (``directed``, ``unweighted``,
-    ``device``, ``progress``); ``return_predecessors`` and ``overwrite`` are refused. n above
+    ``device``, ``progress``); ``return_predecessors`` and ``overwrite`` are refused
+    (``ValueError``), other keywords too (``TypeError``). n above
     :data:`apsp.VALIDATE_MAX_N` is refused (``ValueError``) before anything is computed.
 
     Raises ``AssertionError`` naming the first (i, j) that differs beyond the tolerance of the
@@ -59,7 +60,8 @@ def validate(graph: Any, **solve_kwargs: Any) -> float:
 
     for key in solve_kwargs:
         if key not in _SOLVE_KWARGS:
-            raise ValueError(f"validate() does not take {key}=; it takes {', '.join(_SOLVE_KWARGS)}")
+            error = ValueError if key in ("return_predecessors", "overwrite") else TypeError
+            raise error(f"validate() does not take {key}=; it takes {', '.join(_SOLVE_KWARGS)}")
     host = _host_graph(graph)
     try:
         ours: Any = to_host(solve(graph, **solve_kwargs))
@@ -113,7 +115,8 @@ def compare_with_scipy(host: np.ndarray, ours: Any, *, directed: bool = True,
     if ours.shape != (n, n):
         raise AssertionError(f"apsp returned shape {ours.shape}, expected {(n, n)}")
     got = ours.astype(np.float64)
-    edges = host[host < no_edge_value(host.dtype)].astype(np.float64)
+    off_diagonal = ~np.eye(n, dtype=bool)  # both solvers ignore a diagonal weight >= 0
+    edges = host[(host < no_edge_value(host.dtype)) & off_diagonal].astype(np.float64)
     max_w = 1.0 if unweighted else (float(np.abs(edges).max()) if edges.size else 0.0)
     scale = max(1.0, max_w * max(n - 1, 1))
     if ours.dtype.kind == "i":

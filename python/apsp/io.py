@@ -1,4 +1,5 @@
-"""The course binary format (the seeds' input and output files).
+"""The course binary format (the seeds' input and output files): read_graph / write_graph,
+write_distances / read_distances.
 
 Input: int32 n, int32 m, then m int32 triples (src, dst, w), little-endian.
 Output: n x n int32 row-major distances, little-endian, unreachable = 1073741823
@@ -7,17 +8,19 @@ Output: n x n int32 row-major distances, little-endian, unreachable = 1073741823
 from __future__ import annotations
 
 import errno
+import math
 import operator
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
 from ._core import INT32_INF, INT64_INF
 
-__all__ = ["read_graph", "write_graph", "write_distances"]
+__all__ = ["read_distances", "read_graph", "write_distances", "write_graph"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _INT32_LE = np.dtype("<i4")
@@ -42,37 +45,38 @@ def read_graph(path: PathLike) -> np.ndarray:
     """Read a course-format graph file into a dense int32 (n, n) weight matrix.
 
     Missing edges are ``apsp.INT32_INF``, the diagonal is 0 (a negative self-loop stays, and is a
-    negative cycle for :func:`apsp.solve`), and repeated edges keep the smallest weight.
+    negative cycle for :func:`apsp.solve`), and repeated edges keep the smallest weight. `path`
+    may also be a pipe or a FIFO (``/dev/stdin``), read to its end.
     Raises ``ValueError`` for a malformed file (too short, truncated or with trailing bytes,
     negative n or m, a vertex out of range), ``MemoryError`` when the n x n matrix would not fit
     in this machine's available memory, and ``OSError`` when the file cannot be read.
     """
     path = Path(path)
-    size = path.stat().st_size
-    if size < 8:
-        raise ValueError(f"{path}: {size} bytes is too short for the 8-byte header (int32 n, int32 m)")
     with open(path, "rb") as f:
-        n, m = (int(v) for v in np.fromfile(f, dtype=_INT32_LE, count=2))
+        info = os.fstat(f.fileno())
+        regular = stat.S_ISREG(info.st_mode)
+        header = f.read(8)
+        if len(header) < 8:
+            got = info.st_size if regular else len(header)
+            raise ValueError(f"{path}: {got} bytes is too short for the 8-byte header "
+                             "(int32 n, int32 m)")
+        n, m = (int(v) for v in np.frombuffer(header, dtype=_INT32_LE))
         if n < 0 or m < 0:
             raise ValueError(f"{path}: header says n={n}, m={m}; both must be >= 0")
         expected = 8 + 12 * m
-        if size != expected:
-            what = "truncated" if size < expected else "trailing bytes after the last edge"
-            raise ValueError(f"{path}: header says m={m} edges ({expected} bytes) but the file has "
-                             f"{size} bytes ({what}); is it a course-format graph file (int32 n, "
-                             "int32 m, then m int32 (src, dst, w) triples, little-endian)?")
-        need = n * n * 4
-        available = _available_memory()
-        if available is not None and need > available:
-            raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix "
-                              f"({need} bytes) but this machine has {available / 2**30:.1f} GiB "
-                              "available; solve it on a machine with more memory")
-        try:
-            dist = np.full((n, n), INT32_INF, dtype=np.int32)
-        except (MemoryError, ValueError) as exc:
-            raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix, more "
-                              "than this machine can allocate") from exc
-        edges = np.fromfile(f, dtype=_INT32_LE, count=3 * m).reshape(m, 3)
+        if regular and info.st_size != expected:
+            _wrong_size(path, m, info.st_size)
+        dist = _int32_matrix(path, n, INT32_INF)
+        if regular:
+            edges = np.fromfile(f, dtype=_INT32_LE, count=3 * m)
+        else:  # a stream: its length shows only at its end
+            body = _read_stream(f, 12 * m)
+            if len(body) < 12 * m:
+                _wrong_size(path, m, 8 + len(body))
+            if f.read(1):
+                _wrong_size(path, m, expected + 1, at_least=True)
+            edges = np.frombuffer(body, dtype=_INT32_LE)
+    edges = edges.reshape(m, 3)
     src, dst, w = edges[:, 0], edges[:, 1], edges[:, 2]
     bad = np.flatnonzero((src < 0) | (src >= n) | (dst < 0) | (dst >= n))
     if bad.size:
@@ -82,6 +86,69 @@ def read_graph(path: PathLike) -> np.ndarray:
     np.fill_diagonal(dist, 0)
     np.minimum.at(dist, (src, dst), w.astype(np.int32))
     return dist
+
+
+def read_distances(path: PathLike) -> np.ndarray:
+    """Read a course-format distance file (what :func:`write_distances` and ``python -m apsp
+    solve`` write) into an int32 (n, n) array; n comes from the file's length (4 n^2 bytes).
+    Unreachable pairs are ``apsp.INT32_INF``. `path` may be a pipe or a FIFO. Raises
+    ``ValueError`` when the length is not that of a square int32 matrix."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            size = os.fstat(f.fileno()).st_size
+            n = _square_side(path, size)
+            out = _int32_matrix(path, n, 0, _INT32_LE)
+            got = f.readinto(memoryview(out).cast("B")) if n else 0
+            if got != size:
+                raise ValueError(f"{path}: read {got} of its {size} bytes; it changed while read")
+            return out.astype(np.int32, copy=False)
+        body = _read_stream(f, None)
+    n = _square_side(path, len(body))
+    return np.frombuffer(body, dtype=_INT32_LE).reshape(n, n).astype(np.int32)
+
+
+def _square_side(path: Path, size: int) -> int:
+    n = math.isqrt(size // 4)
+    if size % 4 or n * n * 4 != size:
+        raise ValueError(f"{path}: {size} bytes is not an n x n int32 matrix (4 n^2 bytes); is it "
+                         "a course-format distance file? (a graph file is read by read_graph)")
+    return n
+
+
+def _wrong_size(path: Path, m: int, size: int, at_least: bool = False) -> None:
+    expected = 8 + 12 * m
+    what = "truncated" if size < expected else "trailing bytes after the last edge"
+    raise ValueError(f"{path}: header says m={m} edges ({expected} bytes) but the file has "
+                     f"{'at least ' if at_least else ''}{size} bytes ({what}); is it a "
+                     "course-format graph file (int32 n, "
+                     "int32 m, then m int32 (src, dst, w) triples, little-endian)?")
+
+
+def _int32_matrix(path: Path, n: int, fill: int, dtype: np.dtype = np.dtype(np.int32)) -> np.ndarray:
+    """A new int32 (n, n) array of `fill`, or MemoryError naming the bytes."""
+    need = n * n * 4
+    available = _available_memory()
+    if available is not None and need > available:
+        raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix "
+                          f"({need} bytes) but this machine has {available / 2**30:.1f} GiB "
+                          "available; solve it on a machine with more memory")
+    try:
+        return np.full((n, n), fill, dtype=dtype)
+    except (MemoryError, ValueError) as exc:
+        raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix, more "
+                          "than this machine can allocate") from exc
+
+
+def _read_stream(f, want: Optional[int]) -> bytearray:
+    """Up to `want` bytes of a pipe (None: to its end), 64 MiB a read."""
+    body = bytearray()
+    while want is None or len(body) < want:
+        chunk = f.read(1 << 26 if want is None else min(want - len(body), 1 << 26))
+        if not chunk:
+            break
+        body += chunk
+    return body
 
 
 def write_graph(path: PathLike, n: int, edges: np.ndarray) -> None:
@@ -110,7 +177,7 @@ def write_graph(path: PathLike, n: int, edges: np.ndarray) -> None:
     if edges.size and (edges[:, :2].min() < 0 or edges[:, :2].max() >= n):
         raise ValueError(f"edges name vertices outside 0..{n - 1}")
     header = np.array([n, len(edges)], dtype=_INT32_LE)
-    _write_atomically(path, header.tobytes(), edges.astype(_INT32_LE))
+    _write_atomically(path, [header.tobytes(), edges.astype(_INT32_LE)])
 
 
 def write_distances(path: PathLike, dist: np.ndarray) -> None:
@@ -119,34 +186,62 @@ def write_distances(path: PathLike, dist: np.ndarray) -> None:
     Unreachable entries (``+inf`` for floats, the dtype's INF constant for integers) become
     ``apsp.INT32_INF``. Any other value must be an integer in int32's range below INT32_INF,
     else ``ValueError`` names it (nothing is clamped or wrapped). The file is written to a
-    temporary file next to `path` and renamed, so no partial output is left on error.
+    temporary file next to `path` and renamed, so no partial output is left on error. An int32
+    result of apsp is written from its own memory; other dtypes are converted a block of rows at
+    a time, so no second n x n array is made.
     """
     dist = np.asarray(dist)
     if dist.ndim != 2 or dist.shape[0] != dist.shape[1]:
         raise ValueError(f"dist must be a square 2-D array, got shape {dist.shape}")
-    if dist.dtype.kind == "f":
-        if dist.dtype.itemsize < 4:
-            dist = dist.astype(np.float32)  # exact; int32's bounds do not fit float16
-        unreachable = dist == np.inf
-    elif dist.dtype.kind in "iu":
-        unreachable = dist >= (INT32_INF if dist.dtype.itemsize <= 4 else INT64_INF)
-    else:
+    if dist.dtype.kind == "f" and dist.dtype.itemsize < 4:
+        dist = dist.astype(np.float32)  # exact; int32's bounds do not fit float16
+    elif dist.dtype.kind not in "fiu":
         raise TypeError(f"dist has dtype {dist.dtype}; expected an integer or float array")
-    values = dist[~unreachable]
-    if values.size:
-        lo, hi = values.min(), values.max()
-        if np.isnan(lo) or np.isnan(hi) or lo < np.iinfo(np.int32).min or hi >= INT32_INF:
-            i, j = (int(v) for v in np.argwhere(~unreachable & ~((dist >= np.iinfo(np.int32).min)
-                                                                  & (dist < INT32_INF)))[0])
-            raise ValueError(f"dist[{i}, {j}] = {dist[i, j].item()!r} cannot be written: the format holds "
-                             f"int32 distances below {INT32_INF} (which means unreachable)")
-        if dist.dtype.kind == "f" and np.any(values != np.round(values)):
-            i, j = (int(v) for v in np.argwhere(~unreachable & (dist != np.round(dist)))[0])
-            raise ValueError(f"dist[{i}, {j}] = {dist[i, j].item()!r} is not an integer; the format holds "
-                             "int32 distances")
-    out = np.full(dist.shape, INT32_INF, dtype=_INT32_LE)  # not np.where: float32 rounds 2^30 - 1 up
-    out[~unreachable] = values  # integers within int32, checked above
-    _write_atomically(path, b"", out)
+    rows = max(1, _BLOCK_ELEMENTS // max(dist.shape[1], 1))
+    blocks = [(r, dist[r:r + rows]) for r in range(0, dist.shape[0], rows)]
+    for r, block in blocks:  # every value checked before a byte is written
+        _check_distances(block, r)
+    if (dist.dtype == _INT32_LE and dist.flags.c_contiguous
+            and (dist.size == 0 or dist.max() <= INT32_INF)):  # already the format's bytes
+        _write_atomically(path, [dist])
+        return
+    _write_atomically(path, (_as_format(block) for _, block in blocks))
+
+
+_BLOCK_ELEMENTS = 1 << 22  # 16 MiB of int32 a block
+
+
+def _unreachable(block: np.ndarray) -> np.ndarray:
+    if block.dtype.kind == "f":
+        return block == np.inf
+    return block >= (INT32_INF if block.dtype.itemsize <= 4 else INT64_INF)
+
+
+def _check_distances(block: np.ndarray, first_row: int) -> None:
+    """ValueError at the first entry of `block` (rows from `first_row`) the format cannot hold."""
+    reach = ~_unreachable(block)
+    with np.errstate(invalid="ignore"):
+        bad = reach & ~((block >= np.iinfo(np.int32).min) & (block < INT32_INF))
+        if block.dtype.kind == "f":
+            fraction = reach & ~bad & (block != np.round(block))
+        else:
+            fraction = np.zeros_like(bad)
+    for mask, why in ((bad, f"cannot be written: the format holds int32 distances below "
+                            f"{INT32_INF} (which means unreachable)"),
+                      (fraction, "is not an integer; the format holds int32 distances")):
+        if mask.any():
+            i, j = (int(v) for v in np.argwhere(mask)[0])
+            raise ValueError(f"dist[{first_row + i}, {j}] = {block[i, j].item()!r} {why}")
+
+
+def _as_format(block: np.ndarray) -> np.ndarray:
+    """The format's int32 rows for a checked block (not np.where with INT32_INF on float32 data,
+    which would round 2^30 - 1 up)."""
+    unreachable = _unreachable(block)
+    with np.errstate(invalid="ignore"):
+        out = np.where(unreachable, 0, block).astype(_INT32_LE)
+    out[unreachable] = INT32_INF
+    return out
 
 
 def _umask() -> int:
@@ -167,41 +262,64 @@ def _cannot_write(asked: Path, exc: OSError, hint: str = "") -> OSError:
     return type(exc)(exc.errno, f"cannot write {asked}: {exc.strerror or exc}{hint}", str(asked))
 
 
-def _write_atomically(path: PathLike, header: bytes, body: np.ndarray) -> None:
-    """Write `header` then `body` to `path` through a temporary file renamed over it, so that an
-    error leaves no partial file. A symlink is followed (its target is replaced, the link stays);
-    a FIFO or a device (``/dev/stdout``) is written directly, since renaming would replace it."""
+def _write_target(path: PathLike) -> tuple[Path, Optional[Path]]:
+    """(the real path of a regular file to replace, None), or (the stream to write into, its
+    name) for a FIFO or a device such as /dev/stdout (a pipe's /proc link has no real path).
+    Raises the OSError that writing there would meet (a folder, a missing, read-only or
+    unwritable folder): the command line asks before it solves."""
     asked = Path(path)
-    path = Path(os.path.realpath(asked))
-
-    def write(f) -> None:
-        f.write(header)
-        f.write(np.ascontiguousarray(body).data)
-
-    if path.is_dir():
+    try:
+        mode = os.stat(asked).st_mode  # follows links: /dev/stdout -> the pipe or the tty
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, f"cannot write {asked}: it is a folder; give a file "
                                 "name inside it", str(asked))
-    if path.exists() and not path.is_file():  # a FIFO, a device or a socket: no rename over it
+    if mode is not None and not stat.S_ISREG(mode):  # a FIFO, a device or a socket
+        return asked, asked
+    real = Path(os.path.realpath(asked))
+    if not real.parent.is_dir():  # mkstemp's error would name its temporary file, not `path`
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {asked}: its folder does not exist",
+                                str(asked))
+    if os.statvfs(real.parent).f_flag & os.ST_RDONLY:
+        raise OSError(errno.EROFS, f"cannot write {asked}: its folder {real.parent} is on a "
+                      "read-only file system; choose a folder you can write to", str(asked))
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, f"cannot write {asked}: its folder {real.parent} is "
+                              "not writable; choose a folder you can write to", str(asked))
+    return real, None
+
+
+def _write_atomically(path: PathLike, chunks: Iterable[Any]) -> None:
+    """Write `chunks` (bytes or arrays, in order) to `path` through a temporary file renamed over
+    it, so that an error leaves no partial file. A symlink is followed (its target is replaced,
+    the link stays); a FIFO or a device (``/dev/stdout``) is written directly, since renaming
+    would replace it."""
+    asked = Path(path)
+    real, stream = _write_target(asked)
+
+    def write(f) -> None:
+        for chunk in chunks:
+            f.write(chunk if isinstance(chunk, bytes) else np.ascontiguousarray(chunk).data)
+
+    if stream is not None:
         try:
-            with open(path, "wb") as f:
+            with open(stream, "wb") as f:
                 write(f)
         except OSError as exc:
             raise _cannot_write(asked, exc) from exc
         return
-    if not path.parent.is_dir():  # mkstemp's error would name its temporary file, not `path`
-        raise FileNotFoundError(errno.ENOENT, f"cannot write {asked}: its folder does not exist",
-                                str(asked))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     except OSError as exc:
-        raise _cannot_write(asked, exc, f" (in {path.parent}); choose a folder you can write "
+        raise _cannot_write(asked, exc, f" (in {real.parent}); choose a folder you can write "
                             "to") from exc
     try:
         try:
             with os.fdopen(fd, "wb") as f:
                 write(f)
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give it the usual permissions
-            os.replace(tmp, path)
+            os.replace(tmp, real)
         except OSError as exc:
             raise _cannot_write(asked, exc) from exc
     except BaseException:

@@ -87,15 +87,22 @@ void check_input_stats(const Matrix& dist, const InputStats& stats) {
     }
   } else if (n > 1) {
     // Float sums past the largest finite value round to +-inf: a reachable pair would read as
-    // unreachable, and a negative -inf as a negative cycle.
+    // unreachable, and a negative -inf as a negative cycle. A path length is a sum of at most
+    // n - 1 weights in some order, each addition rounding up by a factor of at most (1 + u), u
+    // the unit roundoff: so every sum stays finite while (n-1) * max|w| * (1 + u)^(n-2) does.
+    // (1 + u)^k <= 1 + 2ku while ku <= 1; 1 + 4nu also covers this bound's own roundings.
     const bool is32 = dist.dtype == DType::float32;
     const double largest = is32 ? double(std::numeric_limits<float>::max())
                                 : std::numeric_limits<double>::max();
-    if (stats.max_abs_float > largest / double(n - 1)) {
+    const double u = is32 ? 0.5 * double(std::numeric_limits<float>::epsilon())
+                          : 0.5 * std::numeric_limits<double>::epsilon();
+    const double rounding = 1.0 + 4.0 * double(n) * u;  // 1 + 0.024 at float32 n = 1e5
+    if (stats.max_abs_float > largest / double(n - 1) / rounding) {
       std::ostringstream msg;
       msg << dtype_name(dist.dtype) << " path lengths could reach (n-1) * max|w| = " << n - 1
-          << " * " << stats.max_abs_float << ", beyond " << dtype_name(dist.dtype)
-          << "'s largest finite value " << largest << ", where sums would overflow to inf; "
+          << " * " << stats.max_abs_float << ", within rounding of or beyond "
+          << dtype_name(dist.dtype) << "'s largest finite value " << largest
+          << ", where sums could overflow to inf; "
           << "use +inf, not a large finite value, for a missing edge"
           << (is32 ? ", or pass a float64 array" : ", or scale the weights down");
       throw OverflowError(msg.str());
@@ -106,12 +113,13 @@ void check_input_stats(const Matrix& dist, const InputStats& stats) {
 void check_negative_cycles(const std::vector<int64_t>& vertices, int64_t /*n*/) {
   if (vertices.empty()) return;
   std::ostringstream msg;
-  msg << "the graph has a negative cycle: " << vertices.size()
-      << (vertices.size() == 1 ? " vertex lies on a negative closed walk: "
-                               : " vertices lie on negative closed walks, e.g. ");
+  // The engines name the vertices whose computed closed walk came out negative: every vertex of
+  // a negative simple cycle, and perhaps more, but not always every vertex that has a negative
+  // closed walk. So the message says "found", not how many there are.
+  msg << "the graph has a negative cycle: vertices found on negative closed walks: ";
   const size_t shown = vertices.size() < 10 ? vertices.size() : 10;
   for (size_t i = 0; i < shown; ++i) msg << (i ? ", " : "") << vertices[i];
-  if (shown < vertices.size()) msg << ", ...";
+  if (shown < vertices.size()) msg << ", ... (" << vertices.size() << " found)";
   throw NegativeCycleError(msg.str(), vertices);
 }
 
