@@ -2033,11 +2033,14 @@ Tiles arriving_tiles(const Matrix& input, const Options& opt, bool pred) {
   const bool integers = dtype == DType::int32 || dtype == DType::int64;
   if (!integers || pred || !opt.directed || n <= kGraphMaxN || switched_off("APSP_CUDA_OVERLAP"))
     return Tiles::small;
+  // Past kGraphMaxN, n is past narrow_min_n and hub_min_n for every dtype.
+  static_assert(kGraphMaxN >= kNarrowMinN4 && kGraphMaxN >= kNarrowMinN8 &&
+                kGraphMaxN >= kHubMinN4 && kGraphMaxN >= kHubMinN8);
   const char* forced = std::getenv("APSP_CUDA_TILES");
   const bool narrow_allowed =
       narrow_size_fits(n) && (!forced || std::strncmp(forced, "narrow", 6) == 0);
-  if (narrow_allowed && opt.unweighted && n >= narrow_min_n(dtype)) return Tiles::small;
-  if (narrow_allowed && !opt.unweighted && opt.check_input && n >= hub_min_n(dtype)) {
+  if (narrow_allowed && opt.unweighted) return Tiles::small;
+  if (narrow_allowed && !opt.unweighted && opt.check_input) {
     const bool fits = dtype == DType::int32 ? sample_fits_narrow<int32_t>(input)
                                             : sample_fits_narrow<int64_t>(input);
     if (std::getenv("APSP_CUDA_TRACE"))

@@ -360,9 +360,8 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x % 32 == 0) most[0][threadIdx.x / 32] = mx, most[1][threadIdx.x / 32] = my;
   __syncthreads();
   if (threadIdx.x != 0) return;
-  for (int w = 1; w < int(blockDim.x / 32); ++w)
+  for (int w = 1; w < int(blockDim.x / 32); ++w)  // warp 0's maxima are thread 0's own already
     mx = max(mx, most[0][w]), my = max(my, most[1][w]);
-  mx = max(mx, most[0][0]), my = max(my, most[1][0]);
   if (mx + my <= uint32_t(kNarrowMaxLength))
     state[0] = kHubFits;
   else if (last || state[1] == 0)  // no pass left, or the last one lowered nothing
