@@ -242,3 +242,18 @@ def test_cuda_index_out_of_range_names_the_usable_devices():
     with pytest.raises(ValueError) as info:
         apsp.solve(_g(), device=f"cuda:{count}")
     assert f"{count} usable GPU" in str(info.value)
+
+
+def test_host_results_past_the_available_memory_are_refused_with_the_bytes():
+    # n = 10^6: a float64 result needs 8 TB. The input is one value broadcast (no memory), so
+    # only the refusal can answer, before anything is allocated or the OOM killer steps in.
+    n = 10**6
+    g = np.broadcast_to(np.float64(1.0), (n, n))
+    with pytest.raises(MemoryError, match=r"n=1000000 with a new float64 result needs 7450\.6 GiB"):
+        apsp.solve(g, device="cpu")
+    with pytest.raises(MemoryError, match="and int32 predecessors needs 11175.9 GiB"):
+        apsp.floyd_warshall(g, return_predecessors=True)
+    sparse = scipy.sparse.csr_matrix((n, n), dtype=np.float32)
+    with pytest.raises(MemoryError, match="as a dense float32 result needs 3725.3 GiB"):
+        apsp.solve(sparse, device="cpu")
+    assert apsp.solve(np.ones((3, 3)), device="cpu").tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]

@@ -56,7 +56,8 @@ def _solve(args: argparse.Namespace) -> int:
     (two and a quarter more where int32 sums could overflow and it solves in int64), and write it
     from there; the output's place is checked before the solve."""
     import apsp
-    from apsp.io import _available_memory, _write_target
+    from apsp._memory import available_memory
+    from apsp.io import _write_target
 
     _write_target(args.output)
     dist = apsp.io.read_graph(args.input)
@@ -66,7 +67,7 @@ def _solve(args: argparse.Namespace) -> int:
         try:
             apsp.solve(dist, overwrite=True, device=args.device, progress=args.progress)
         except OverflowError:  # int32 path lengths could overflow: the output format's bound decides
-            need, available = dist.size * 9, _available_memory()
+            need, available = dist.size * 9, available_memory()
             if available is not None and need > available:
                 raise MemoryError(f"int32 path lengths could overflow, and solving n={n} in int64 "
                                   f"needs {need / 2**30:.1f} GiB more; this machine has "

@@ -19,26 +19,12 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from ._core import INT32_INF, INT64_INF
+from ._memory import available_memory
 
 __all__ = ["read_distances", "read_graph", "write_distances", "write_graph"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _INT32_LE = np.dtype("<i4")
-
-
-def _available_memory() -> Optional[int]:
-    """Bytes of memory this process could still get (MemAvailable on Linux), or None."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def read_graph(path: PathLike) -> np.ndarray:
@@ -128,7 +114,7 @@ def _wrong_size(path: Path, m: int, size: int, at_least: bool = False) -> None:
 def _int32_matrix(path: Path, n: int, fill: int, dtype: np.dtype = np.dtype(np.int32)) -> np.ndarray:
     """A new int32 (n, n) array of `fill`, or MemoryError naming the bytes."""
     need = n * n * 4
-    available = _available_memory()
+    available = available_memory()
     if available is not None and need > available:
         raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix "
                           f"({need} bytes) but this machine has {available / 2**30:.1f} GiB "
