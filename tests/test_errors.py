@@ -254,6 +254,8 @@ def test_host_results_past_the_available_memory_are_refused_with_the_bytes():
     with pytest.raises(MemoryError, match="and int32 predecessors needs 11175.9 GiB"):
         apsp.floyd_warshall(g, return_predecessors=True)
     sparse = scipy.sparse.csr_matrix((n, n), dtype=np.float32)
-    with pytest.raises(MemoryError, match="as a dense float32 result needs 3725.3 GiB"):
+    with pytest.raises(MemoryError, match="with a new float32 result needs 3725.3 GiB"):
         apsp.solve(sparse, device="cpu")
+    with pytest.raises(MemoryError, match=r"n=1000000 with int32 predecessors needs 3725\.3 GiB"):
+        apsp.solve(g, overwrite=True, return_predecessors=True, device="cpu")  # in place: pred only
     assert apsp.solve(np.ones((3, 3)), device="cpu").tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]

@@ -376,14 +376,15 @@ def test_cli_refuses_an_unwritable_folder_before_solving(tmp_path):
 
 
 def test_cli_ctrl_c_exits_130_without_output(tmp_path):
-    # a solve of some seconds; SIGINT once its progress bar has drawn (so the solve is running)
+    # SIGINT once the progress bar has drawn, so the solve is running: the int32 kernels
+    # (APSP_CPU_NARROW=0: not the 16-bit solve, several times faster), 46 of its 47 rounds left
     n = 3000
     rng = np.random.default_rng(0)
     m = 20 * n
     edges = np.stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 50, m)], axis=1)
     src, out = tmp_path / "g.bin", tmp_path / "d.bin"
     apsp.io.write_graph(src, n, edges)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", APSP_CPU_NARROW="0", APSP_CUDA_NARROW="0")
     proc = subprocess.Popen([sys.executable, "-m", "apsp", "solve", str(src), str(out), "--device",
                              "cpu", "--progress"], stderr=subprocess.PIPE, env=env)
     try:
@@ -395,3 +396,13 @@ def test_cli_ctrl_c_exits_130_without_output(tmp_path):
     assert proc.returncode == 130, err
     assert b"apsp: interrupted" in err and b"Traceback" not in err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["g.bin"]
+
+
+def test_cli_negative_cycle_from_a_pipe_keeps_its_error(tmp_path):
+    # the solve consumed the matrix; a pipe cannot be read again to name the cycle, so the
+    # error is the negative cycle's, without the cycle (a file's is named: the test above)
+    src = _raw(tmp_path / "g.bin", 3, 3, [(0, 1, 1), (1, 2, 1), (2, 0, -5)])
+    proc = subprocess.run([sys.executable, "-m", "apsp", "solve", "/dev/stdin", str(tmp_path / "d.bin"),
+                           "--device", "cpu"], input=src.read_bytes(), capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 1 and b"negative cycle: vertices found" in proc.stderr, proc.stderr

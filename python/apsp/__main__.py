@@ -78,16 +78,33 @@ def _solve(args: argparse.Namespace) -> int:
             dist = wide
             apsp.solve(dist, overwrite=True, device=args.device, progress=args.progress)
     except apsp.NegativeCycleError as exc:  # the input was consumed: name a cycle from the file
-        from apsp._cycles import negative_cycle
-
-        found = negative_cycle(apsp.io.read_graph(args.input), exc.vertices, True)
-        if found is not None:
-            exc.add_cycle(*found)
+        _name_cycle(exc, args.input)
         raise
     elapsed = time.perf_counter() - t0
     apsp.io.write_distances(args.output, dist)
     print(f"solved n={n} in {elapsed * 1e3:.1f} ms -> {args.output}", file=sys.stderr)
     return 0
+
+
+def _name_cycle(exc: BaseException, path: str) -> None:
+    """Add one negative cycle to `exc`, read again from `path`'s edges (no n x n matrix), where
+    `path` is a regular file (a pipe was read once and is gone; a FIFO would wait for a writer)
+    and the search would run; whatever goes wrong, `exc` stays the error."""
+    import os
+    import stat
+
+    from apsp._cycles import MAX_VERTICES, negative_cycle
+    from apsp.io import _edges_as_sparse
+
+    vertices = getattr(exc, "vertices", [])
+    try:
+        if not (0 < len(vertices) <= MAX_VERTICES and stat.S_ISREG(os.stat(path).st_mode)):
+            return
+        found = negative_cycle(_edges_as_sparse(path), vertices, True)
+    except (OSError, ValueError, MemoryError):
+        return
+    if found is not None:
+        exc.add_cycle(*found)
 
 
 def _int_at_least(low: int):

@@ -14,8 +14,9 @@ import numpy as np
 
 # Bellman-Ford's passes each cost |S|^2; a cycle among the parent pointers usually shows up
 # after about as many passes as the cycle has edges. Past this much work (about 2 s of NumPy on
-# one core: 22 passes at |S| = 3000), or past this many vertices (each pass holds two |S| x |S|
-# arrays: 268 MB at 4096), no cycle is named; the error keeps its vertex list.
+# one core: 22 passes at |S| = 3000), or past this many vertices (the search holds the weights
+# and a pass's candidates and sums, |S| x |S| each: about 0.5 GB at 4096), no cycle is named;
+# the error keeps its vertex list.
 _MAX_WORK = 2e8
 MAX_VERTICES = 4096
 

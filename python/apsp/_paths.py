@@ -1,6 +1,7 @@
 """Path reconstruction from a predecessor matrix (SciPy's convention: -9999 = none)."""
 from __future__ import annotations
 
+import operator
 from typing import Any, SupportsIndex
 
 import numpy as np
@@ -17,11 +18,7 @@ def path(pred: Any, i: SupportsIndex, j: SupportsIndex) -> list[int]:
     if not hasattr(pred, "shape"):  # nested lists, as apsp.solve takes them
         pred = np.asarray(pred)
     n = _shape(pred)
-    for name, v in (("i", i), ("j", j)):
-        if isinstance(v, (bool, np.bool_)) or not (isinstance(v, (int, np.integer))
-                                                   and 0 <= int(v) < n):
-            raise IndexError(f"{name}={v!r} is not a vertex of this {n}-vertex graph")
-    i, j = int(i), int(j)
+    i, j = _vertex("i", i, n), _vertex("j", j, n)
     if i == j:
         return [i]
     row = _row(pred, i)
@@ -35,6 +32,19 @@ def path(pred: Any, i: SupportsIndex, j: SupportsIndex) -> list[int]:
         out.append(j)
     out.reverse()
     return out
+
+
+def _vertex(name: str, v: Any, n: int) -> int:
+    """`v` as a vertex index (anything with __index__ but a bool), or IndexError."""
+    try:
+        if isinstance(v, (bool, np.bool_)):
+            raise TypeError
+        k = operator.index(v)
+    except TypeError:
+        k = -1
+    if not 0 <= k < n:
+        raise IndexError(f"{name}={v!r} is not a vertex of this {n}-vertex graph")
+    return k
 
 
 def _shape(pred: Any) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._memory import check_host_memory
+from ._memory import check_host_memory, new_arrays
 from ._sparse import densify
 
 
@@ -113,11 +113,9 @@ def floyd_warshall(
                 and not isinstance(csgraph, np.ma.MaskedArray) and csgraph.dtype == np.float64
                 and csgraph.flags.c_contiguous and csgraph.flags.writeable
                 and csgraph.flags.aligned)
-    n = shape[0]
-    check_host_memory(n * n * ((0 if in_place else 8) + (4 if return_predecessors else 0)),
-                      f"n={n} with a new float64 result" +
-                      (" and int32 predecessors" if return_predecessors else ""),
-                      "overwrite=True on a C-ordered float64 array computes in it instead")
+    need, what = new_arrays(shape[0], None if in_place else "float64", return_predecessors)
+    check_host_memory(need, what, "use a machine with more memory" if in_place else
+                      "overwrite=True on a writable C-ordered float64 array computes in it instead")
     work = _scipy_dense_graph(csgraph, in_place)
     try:
         return solve_host(work, directed=directed, unweighted=unweighted,

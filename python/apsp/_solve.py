@@ -13,7 +13,7 @@ import numpy as np
 from . import _core
 from ._devices import Target, default_host_target, parse_device
 from ._errors import NegativeCycleError
-from ._memory import check_host_memory
+from ._memory import check_host_memory, new_arrays
 from ._progress import make_progress
 
 NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
@@ -234,11 +234,9 @@ def solve_host(
     """Solve a host NumPy array on the chosen engine; NumPy results."""
     n = check_square(arr.shape)
     dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
-    new = (0 if overwrite else dtype.itemsize) + (4 if return_predecessors else 0)
-    check_host_memory(n * n * new, f"n={n} with a new {dtype} result"
-                      + (" and int32 predecessors" if return_predecessors else ""),
-                      "overwrite=True writes the distances into the input instead"
-                      if not overwrite else "use a machine with more memory")
+    need, what = new_arrays(n, None if overwrite else dtype.name, return_predecessors)
+    check_host_memory(need, what, "use a machine with more memory" if overwrite else
+                      "overwrite=True writes the distances into the input instead")
     pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
     target = host_target(device)  # a bad or unusable device raises even for an empty graph
     if n == 0:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._memory import check_host_memory
+from ._memory import check_host_memory, new_arrays
 
 
 def no_edge_value(dtype: np.dtype) -> Any:
@@ -44,10 +44,8 @@ def solve_sparse(graph: Any, *, overwrite: bool, directed: bool, unweighted: boo
                          "dense); pass overwrite=False")
     dtype = computed_dtype(graph.dtype)
     n = check_square(tuple(graph.shape))
-    check_host_memory(n * n * (dtype.itemsize + (4 if return_predecessors else 0)),
-                      f"n={n} as a dense {dtype} result" +
-                      (" with int32 predecessors" if return_predecessors else ""),
-                      "the distances of every pair are dense; solve a smaller graph")
+    need, what = new_arrays(n, dtype.name, return_predecessors)
+    check_host_memory(need, what, "the distances of every pair are dense; solve a smaller graph")
     target = host_target(device)
     if target.engine == "cpu" or n == 0:
         return solve_host(densify(graph, dtype), overwrite=True, directed=directed,

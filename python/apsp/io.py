@@ -37,7 +37,17 @@ def read_graph(path: PathLike) -> np.ndarray:
     negative n or m, a vertex out of range), ``MemoryError`` when the n x n matrix would not fit
     in this machine's available memory, and ``OSError`` when the file cannot be read.
     """
+    _, edges, dist = _read_edges(path, dense=True)
+    np.fill_diagonal(dist, 0)
+    np.minimum.at(dist, (edges[:, 0], edges[:, 1]), edges[:, 2].astype(np.int32))
+    return dist
+
+
+def _read_edges(path: PathLike, dense: bool) -> tuple[int, np.ndarray, Optional[np.ndarray]]:
+    """(n, the (m, 3) edge triples, and with `dense` a new int32 (n, n) matrix of INT32_INF,
+    allocated once the header is read so that a huge n fails before the edges are)."""
     path = Path(path)
+    dist = None
     with open(path, "rb") as f:
         info = os.fstat(f.fileno())
         regular = stat.S_ISREG(info.st_mode)
@@ -52,7 +62,8 @@ def read_graph(path: PathLike) -> np.ndarray:
         expected = 8 + 12 * m
         if regular and info.st_size != expected:
             _wrong_size(path, m, info.st_size)
-        dist = _int32_matrix(path, n, INT32_INF)
+        if dense:
+            dist = _int32_matrix(path, n, INT32_INF)
         if regular:
             edges = np.fromfile(f, dtype=_INT32_LE, count=3 * m)
         else:  # a stream: its length shows only at its end
@@ -63,15 +74,24 @@ def read_graph(path: PathLike) -> np.ndarray:
                 _wrong_size(path, m, expected + 1, at_least=True)
             edges = np.frombuffer(body, dtype=_INT32_LE)
     edges = edges.reshape(m, 3)
-    src, dst, w = edges[:, 0], edges[:, 1], edges[:, 2]
+    src, dst = edges[:, 0], edges[:, 1]
     bad = np.flatnonzero((src < 0) | (src >= n) | (dst < 0) | (dst >= n))
     if bad.size:
         e = int(bad[0])
         raise ValueError(f"{path}: edge {e} ({int(src[e])} -> {int(dst[e])}) names a vertex outside "
                          f"0..{n - 1} (n={n})")
-    np.fill_diagonal(dist, 0)
-    np.minimum.at(dist, (src, dst), w.astype(np.int32))
-    return dist
+    return n, edges, dist
+
+
+def _edges_as_sparse(path: PathLike) -> Any:
+    """The graph of a regular course-format file as a scipy.sparse COO matrix of its edges
+    (duplicates kept: apsp takes their minimum; weights >= INT32_INF are no edge), without the
+    n x n matrix: the command line's negative-cycle search reads the file again this way."""
+    import scipy.sparse
+
+    n, edges, _ = _read_edges(path, dense=False)
+    return scipy.sparse.coo_matrix((edges[:, 2].astype(np.int32), (edges[:, 0], edges[:, 1])),
+                                   shape=(n, n))
 
 
 def read_distances(path: PathLike) -> np.ndarray:
