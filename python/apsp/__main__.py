@@ -56,7 +56,7 @@ def _solve(args: argparse.Namespace) -> int:
     (two and a quarter more where int32 sums could overflow and it solves in int64), and write it
     from there; the output's place is checked before the solve."""
     import apsp
-    from apsp._memory import available_memory
+    from apsp._memory import check_host_memory
     from apsp.io import _write_target
 
     _write_target(args.output)
@@ -67,11 +67,8 @@ def _solve(args: argparse.Namespace) -> int:
         try:
             apsp.solve(dist, overwrite=True, device=args.device, progress=args.progress)
         except OverflowError:  # int32 path lengths could overflow: the output format's bound decides
-            need, available = dist.size * 9, available_memory()
-            if available is not None and need > available:
-                raise MemoryError(f"int32 path lengths could overflow, and solving n={n} in int64 "
-                                  f"needs {need / 2**30:.1f} GiB more; this machine has "
-                                  f"{available / 2**30:.1f} GiB available") from None
+            check_host_memory(dist.size * 9, f"int32 path lengths could overflow, and solving "
+                              f"n={n} in int64", "solve it on a machine with more memory")
             wide = dist.astype(np.int64)
             del dist
             wide[wide >= apsp.INT32_INF] = apsp.INT64_INF

@@ -44,19 +44,20 @@ def _scipy_dense_graph(csgraph: Any, in_place: bool) -> np.ndarray:
             raise ValueError(f"csgraph[{i}, {j}] is a stored -inf edge: apsp computes with finite "
                              "weights (SciPy would report -inf for every path through it); store "
                              "a finite weight, or drop the entry if it is not an edge")
-    elif np.asarray(csgraph).dtype.kind in "mM":  # SciPy refuses these too
-        raise TypeError(f"csgraph has dtype {np.asarray(csgraph).dtype}: dates and time spans are "
-                        "not weights; pass numbers (for example .astype(np.float64))")
-    elif isinstance(csgraph, np.ma.MaskedArray):
-        data = np.ascontiguousarray(csgraph.astype(np.float64).filled(np.inf))  # a new plain ndarray
-        data[data == 0] = np.inf
-    elif in_place:
-        data = np.asarray(csgraph)  # the caller's memory (a base-class view of a subclass)
-        _clear_zeros(data, data)
     else:
-        src = np.asarray(csgraph)
-        data = np.array(src, dtype=np.float64, order="C")  # always a copy: SciPy never writes its input here
-        _clear_zeros(src if src.dtype.kind == "f" else data, data)
+        src = np.asarray(csgraph)  # once: a list is converted here only (a masked array's view)
+        if src.dtype.kind in "mM":  # SciPy refuses these too
+            raise TypeError(f"csgraph has dtype {src.dtype}: dates and time spans are not "
+                            "weights; pass numbers (for example .astype(np.float64))")
+        if isinstance(csgraph, np.ma.MaskedArray):
+            data = np.ascontiguousarray(csgraph.astype(np.float64).filled(np.inf))  # a new plain ndarray
+            data[data == 0] = np.inf
+        elif in_place:
+            data = src  # the caller's memory (a base-class view of a subclass)
+            _clear_zeros(data, data)
+        else:
+            data = np.array(src, dtype=np.float64, order="C")  # always a copy: SciPy never writes its input here
+            _clear_zeros(src if src.dtype.kind == "f" else data, data)
     data[~np.isfinite(data)] = np.inf
     np.fill_diagonal(data, 0.0)
     return data

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from ._core import INT32_INF, INT64_INF
-from ._memory import available_memory
+from ._memory import check_host_memory
 
 __all__ = ["read_distances", "read_graph", "write_distances", "write_graph"]
 
@@ -104,7 +104,7 @@ def read_distances(path: PathLike) -> np.ndarray:
         if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             size = os.fstat(f.fileno()).st_size
             n = _square_side(path, size)
-            out = _int32_matrix(path, n, 0, _INT32_LE)
+            out = _int32_matrix(path, n, None, _INT32_LE)
             got = f.readinto(memoryview(out).cast("B")) if n else 0
             if got != size:
                 raise ValueError(f"{path}: read {got} of its {size} bytes; it changed while read")
@@ -131,16 +131,15 @@ def _wrong_size(path: Path, m: int, size: int, at_least: bool = False) -> None:
                      "int32 m, then m int32 (src, dst, w) triples, little-endian)?")
 
 
-def _int32_matrix(path: Path, n: int, fill: int, dtype: np.dtype = np.dtype(np.int32)) -> np.ndarray:
-    """A new int32 (n, n) array of `fill`, or MemoryError naming the bytes."""
+def _int32_matrix(path: Path, n: int, fill: Optional[int],
+                  dtype: np.dtype = np.dtype(np.int32)) -> np.ndarray:
+    """A new int32 (n, n) array of `fill` (None: left as allocated, for a read to fill), or
+    MemoryError naming the bytes."""
     need = n * n * 4
-    available = available_memory()
-    if available is not None and need > available:
-        raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix "
-                          f"({need} bytes) but this machine has {available / 2**30:.1f} GiB "
-                          "available; solve it on a machine with more memory")
+    check_host_memory(need, f"{path}: n={n} as an int32 matrix",
+                      "solve it on a machine with more memory")
     try:
-        return np.full((n, n), fill, dtype=dtype)
+        return np.empty((n, n), dtype=dtype) if fill is None else np.full((n, n), fill, dtype=dtype)
     except (MemoryError, ValueError) as exc:
         raise MemoryError(f"{path}: n={n} needs a {need / 2**30:.1f} GiB int32 matrix, more "
                           "than this machine can allocate") from exc
