@@ -3,6 +3,7 @@ the latter run as real subprocesses: round trips, malformed files swept, exit co
 partial output file left behind."""
 from __future__ import annotations
 
+import io
 import os
 import stat
 import struct
@@ -316,6 +317,83 @@ def test_write_distances_converts_and_checks_block_by_block(tmp_path, monkeypatc
     with pytest.raises(ValueError, match=r"dist\[3, 2\] = 2147483648 cannot be written"):
         apsp.io.write_distances(out, wide)
     assert _read_out(out, 5).tolist() == expected.tolist()  # the earlier file is untouched
+
+
+def test_file_objects_round_trip_like_np_save_and_np_load(tmp_path):
+    edges = np.array([[0, 1, 5], [1, 2, -1], [0, 1, 3], [2, 0, 4]])
+    buf = io.BytesIO(b"lead")  # written at the current position, read from it
+    buf.seek(4)
+    apsp.io.write_graph(buf, 3, edges)
+    apsp.io.write_graph(tmp_path / "g.bin", 3, edges)
+    assert not buf.closed and buf.getvalue()[4:] == (tmp_path / "g.bin").read_bytes()
+    buf.seek(4)
+    g = apsp.io.read_graph(buf)
+    assert not buf.closed and buf.tell() == len(buf.getvalue())
+    np.testing.assert_array_equal(g, apsp.io.read_graph(tmp_path / "g.bin"))
+    with open(tmp_path / "g.bin", "rb") as f:  # an open file, and an unbuffered one
+        np.testing.assert_array_equal(apsp.io.read_graph(f), g)
+    with open(tmp_path / "g.bin", "rb", buffering=0) as f:
+        np.testing.assert_array_equal(apsp.io.read_graph(f), g)
+    dist = apsp.solve(g, device="cpu")
+    out = io.BytesIO()
+    apsp.io.write_distances(out, dist)
+    apsp.io.write_distances(tmp_path / "d.bin", dist)
+    assert out.getvalue() == (tmp_path / "d.bin").read_bytes()
+    out.seek(0)
+    back = apsp.io.read_distances(out)
+    assert back.dtype == np.int32 and back.flags.writeable and back.tolist() == dist.tolist()
+    with open(tmp_path / "d2.bin", "wb") as f:  # float input converted the same way
+        apsp.io.write_distances(f, np.where(dist == INF, np.inf, dist).astype(np.float64))
+    assert (tmp_path / "d2.bin").read_bytes() == out.getvalue()
+    empty = io.BytesIO()
+    apsp.io.write_distances(empty, np.zeros((0, 0), dtype=np.int32))
+    assert empty.getvalue() == b"" and apsp.io.read_distances(io.BytesIO()).shape == (0, 0)
+
+
+class _Trickle(io.RawIOBase):
+    """A raw binary writer that takes at most 5 bytes a call, as raw files may."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        part = bytes(memoryview(b)[:5])
+        self.data += part
+        return len(part)
+
+
+def test_a_raw_writer_that_takes_part_is_written_to_the_end():
+    dist = np.arange(49, dtype=np.int32).reshape(7, 7)
+    sink = _Trickle()
+    apsp.io.write_distances(sink, dist)
+    assert bytes(sink.data) == dist.astype("<i4").tobytes()
+
+
+def test_file_objects_malformed_or_in_text_mode_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"<BytesIO>: header says m=2 .*truncated"):
+        apsp.io.read_graph(io.BytesIO(struct.pack("<iiiii", 3, 2, 0, 1, 1)))
+    with pytest.raises(ValueError, match=r"<BytesIO>: .*at least 21 bytes \(trailing"):
+        apsp.io.read_graph(io.BytesIO(struct.pack("<iiiiii", 3, 1, 0, 1, 1, 0)))
+    with pytest.raises(ValueError, match="<BytesIO>: 7 bytes is not an n x n int32 matrix"):
+        apsp.io.read_distances(io.BytesIO(b"\0" * 7))
+    apsp.io.write_graph(tmp_path / "g.bin", 2, np.array([[0, 1, 1]]))
+    with open(tmp_path / "g.bin") as f, pytest.raises(TypeError, match=r"text mode.*'rb'") as info:
+        apsp.io.read_graph(f)
+    assert str(tmp_path / "g.bin") in str(info.value)
+    with pytest.raises(TypeError, match=r"<StringIO> is open in text mode.*'rb'"):
+        apsp.io.read_distances(io.StringIO("abcd"))
+    with pytest.raises(TypeError, match=r"<StringIO> is open in text mode.*'wb'"):
+        apsp.io.write_distances(io.StringIO(), np.zeros((2, 2), dtype=np.int32))
+    with pytest.raises(TypeError, match=r"path \(str or os.PathLike\) or a binary file object "
+                                        r"with .read\(\), got int"):
+        apsp.io.read_graph(3)
+    bad = io.BytesIO()  # nothing is written when a value cannot be
+    with pytest.raises(ValueError, match=r"dist\[1, 0\] = 0.5 is not an integer"):
+        apsp.io.write_distances(bad, np.array([[0.0, 1.0], [0.5, 0.0]]))
+    assert bad.getvalue() == b""
 
 
 def _solve_piped(tmp_path, n=60, seed=3):
