@@ -25,6 +25,9 @@ class DeviceBuffer {
   ArrayView view() const;
   // Copies `src` (same n, dtype and device, rows contiguous) into this buffer on its stream.
   void copy_from(const ArrayView& src);
+  // Keeps `source` (the DeviceArray a pending copy reads) until this buffer is freed, which
+  // waits for the device first: DLPack's producer gets its memory back only when apsp is done.
+  void hold(py::object source) { held_ = std::move(source); }
 
   py::dict cuda_array_interface() const;
   py::tuple dlpack_device() const;
@@ -44,6 +47,7 @@ class DeviceBuffer {
   int device_;
   cuda::StreamInt stream_;  // where its contents are produced
   void* ptr_ = nullptr;
+  py::object held_;  // released after ~DeviceBuffer's free has waited for the device
 };
 
 void bind_device_buffer(py::module_& m);

@@ -153,7 +153,10 @@ void DLPackTensor::consume(py::handle capsule) {
     throw py::type_error("expected a DLPack capsule, got " +
                          std::string(Py_TYPE(obj)->tp_name));
   const char* name = PyCapsule_GetName(obj);
-  if (name == nullptr) throw py::error_already_set();
+  if (name == nullptr) {  // a capsule with no name sets no Python error
+    if (PyErr_Occurred()) throw py::error_already_set();
+    throw py::type_error("expected a DLPack capsule, got a capsule with no name");
+  }
   const bool versioned = std::strcmp(name, kDLPackVersioned) == 0;
   if (!versioned && std::strcmp(name, kDLPack) != 0) {
     if (std::strcmp(name, kDLPackUsed) == 0 || std::strcmp(name, kDLPackVersionedUsed) == 0)
@@ -229,7 +232,26 @@ ArrayView view_from_cai(const py::dict& cai, const std::string& what) {
       throw py::value_error(what + "'s __cuda_array_interface__ has no '" + key + "' entry");
     return cai[key];
   };
-  const int version = need("version").cast<int>();
+  // An entry of the wrong type: the interface's words, not pybind11's cast error.
+  auto bad = [&](const char* key, py::handle value, const char* expected) {
+    return py::value_error(what + "'s __cuda_array_interface__ '" + key + "' is " +
+                           py::repr(value).cast<std::string>() + "; the interface asks for " +
+                           expected);
+  };
+  auto as_int = [&](const char* key, py::handle value, const char* expected) -> int64_t {
+    if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+      throw bad(key, value, expected);
+    try {
+      return value.cast<int64_t>();
+    } catch (const py::cast_error&) {
+      throw bad(key, value, expected);
+    }
+  };
+  auto as_tuple = [&](const char* key, py::handle value, const char* expected) -> py::tuple {
+    if (!py::isinstance<py::tuple>(value)) throw bad(key, value, expected);
+    return py::reinterpret_borrow<py::tuple>(value);
+  };
+  const int64_t version = as_int("version", need("version"), "an int");
   if (version < 0 || version > 3)
     throw py::value_error(what + "'s __cuda_array_interface__ has version " +
                           std::to_string(version) + "; apsp reads versions 0 to 3");
@@ -237,19 +259,34 @@ ArrayView view_from_cai(const py::dict& cai, const std::string& what) {
     throw py::value_error(what + " has a mask (__cuda_array_interface__ 'mask'); apsp takes "
                           "unmasked arrays: fill masked entries with the no-edge value instead");
   std::vector<int64_t> shape;
-  for (py::handle d : need("shape").cast<py::tuple>()) shape.push_back(d.cast<int64_t>());
-  const apsp::DType dtype = dtype_from_typestr(need("typestr").cast<std::string>(), what);
-  const py::tuple data = need("data").cast<py::tuple>();
-  if (data.size() != 2)
-    throw py::value_error(what + "'s __cuda_array_interface__ 'data' must be (pointer, read_only)");
-  void* ptr = reinterpret_cast<void*>(data[0].cast<uintptr_t>());
+  for (py::handle d : as_tuple("shape", need("shape"), "a tuple of ints"))
+    shape.push_back(as_int("shape", d, "a tuple of ints"));
+  const py::object typestr = need("typestr");
+  if (!py::isinstance<py::str>(typestr)) throw bad("typestr", typestr, "a string such as '<i4'");
+  const apsp::DType dtype = dtype_from_typestr(typestr.cast<std::string>(), what);
+  const py::tuple data = as_tuple("data", need("data"), "(pointer, read_only)");
+  if (data.size() != 2 || !py::isinstance<py::int_>(data[0]))
+    throw bad("data", data, "(pointer, read_only) with an int pointer");
+  uintptr_t address = 0;
+  try {
+    address = data[0].cast<uintptr_t>();
+  } catch (const py::cast_error&) {  // negative, or past 64 bits
+    throw bad("data", data, "(pointer, read_only) with an int pointer");
+  }
+  void* ptr = reinterpret_cast<void*>(address);
   const int item = apsp::dtype_size(dtype);
   std::vector<int64_t> strides;
   if (cai.contains("strides") && !cai["strides"].is_none()) {
-    for (py::handle s : cai["strides"].cast<py::tuple>()) {
-      const int64_t bytes = s.cast<int64_t>();
-      // A stride that is not a multiple of the item size cannot be a leading dimension.
-      strides.push_back(bytes % item == 0 ? bytes / item : -1);
+    const py::tuple given = as_tuple("strides", cai["strides"], "None or a tuple of ints (bytes)");
+    for (py::handle s : given) {
+      const int64_t bytes = as_int("strides", s, "None or a tuple of ints (bytes)");
+      const bool matters = shape.size() == 2 && shape[0] == shape[1] && shape[0] > 1;
+      if (bytes % item != 0 && matters)  // not a whole number of items: no leading dimension
+        throw py::value_error(what + "'s __cuda_array_interface__ strides " +
+                              py::repr(given).cast<std::string>() + " (bytes) are not multiples "
+                              "of its " + std::to_string(item) + "-byte items; pass an array "
+                              "whose rows are contiguous (copy it first)");
+      strides.push_back(bytes % item == 0 ? bytes / item : -1);  // -1: n <= 1, never read
     }
     if (strides.size() != shape.size())
       throw py::value_error(what + "'s __cuda_array_interface__ strides and shape differ in length");
@@ -257,16 +294,20 @@ ArrayView view_from_cai(const py::dict& cai, const std::string& what) {
   ArrayView v;
   v.matrix = matrix_view(ptr, static_cast<int>(shape.size()), shape.data(),
                          strides.empty() ? nullptr : strides.data(), dtype, what);
-  v.readonly = data[1].cast<bool>();
-  v.device = ptr != nullptr ? cuda::pointer_device(ptr, what.c_str()) : cuda::current_device();
   if (version >= 3 && cai.contains("stream") && !cai["stream"].is_none()) {
-    const int64_t s = cai["stream"].cast<int64_t>();
+    const int64_t s = as_int("stream", cai["stream"], "None or an int (a cudaStream_t)");
     if (s == 0)
       throw py::value_error(what + "'s __cuda_array_interface__ has stream 0, which the "
                             "interface disallows (1 = legacy default, 2 = per-thread default)");
+    if (s < 0)
+      throw py::value_error(what + "'s __cuda_array_interface__ has stream " + std::to_string(s) +
+                            ", which names no CUDA stream (1 = legacy default, 2 = per-thread "
+                            "default, else a cudaStream_t)");
     v.has_stream = true;
     v.stream = static_cast<cuda::StreamInt>(s);
   }
+  v.readonly = py::bool_(data[1]).cast<bool>();
+  v.device = ptr != nullptr ? cuda::pointer_device(ptr, what.c_str()) : cuda::current_device();
   return v;
 }
 

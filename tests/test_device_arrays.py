@@ -8,6 +8,7 @@ Weights are small integers, so every float sum is exact and results are compared
 """
 from __future__ import annotations
 
+import ctypes
 import sys
 import time
 
@@ -133,6 +134,30 @@ def test_cai_mask_and_version_refused() -> None:
         _core.DeviceArray({"shape": (2, 2), "version": 2, "data": (4096, False)}, False)
 
 
+@pytest.mark.parametrize("entry,fragment", [
+    ({"version": None}, r"'version' is None; the interface asks for an int"),
+    ({"data": (None, False)}, r"'data' is \(None, False\); the interface asks for \(pointer, "),
+    ({"data": (-8, False)}, r"'data' is \(-8, False\)"),
+    ({"typestr": 5}, r"'typestr' is 5; the interface asks for a string"),
+    ({"shape": [4, 4]}, r"'shape' is \[4, 4\]; the interface asks for a tuple of ints"),
+    ({"strides": (17, 4)}, r"strides \(17, 4\) \(bytes\) are not multiples of its 4-byte items"),
+    ({"stream": -1}, r"stream -1, which names no CUDA stream"),
+    ({"stream": "s"}, r"'stream' is 's'; the interface asks for None or an int"),
+], ids=["version", "data", "negative_pointer", "typestr", "shape", "strides", "stream", "stream_str"])
+def test_cai_malformed_entries_are_named(entry: dict, fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        _core.DeviceArray(cai(**entry), False)
+
+
+def test_capsule_without_a_name_is_refused() -> None:
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype = ctypes.py_object
+    new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    cap = new_capsule(ctypes.c_void_p(4096), None, None)
+    with pytest.raises(TypeError, match="a capsule with no name"):
+        _core.DeviceArray(cap, False)
+
+
 # ---- CPU tier: classification and host DLPack producers ---------------------------------------
 
 class HostDLPack:
@@ -216,6 +241,53 @@ def test_torch_cpu_in_place_and_requires_grad(rng: np.random.Generator) -> None:
     u = torch.from_numpy(w.copy())
     assert apsp.solve(u, device="cpu", overwrite=True) is u
     np.testing.assert_array_equal(u.numpy(), expected(w, "float64"))
+
+
+def subtensor_class(torch):
+    """A torch.Tensor subclass defined outside torch's modules (torch's own ops keep it)."""
+    return type("SubTensor", (torch.Tensor,), {"__module__": __name__})
+
+
+def test_torch_cpu_in_place_tells_autograd(rng: np.random.Generator) -> None:
+    """overwrite=True on a host tensor bumps its version, so a graph that saved it raises in
+    backward instead of using the overwritten values; also when a negative cycle follows."""
+    torch = torch_or_skip()
+    w = random_weights(rng, 12)
+    a = torch.tensor(w, requires_grad=True)
+    t = a * 1
+    y = (t * t).sum()
+    version = t._version
+    assert apsp.solve(t, device="cpu", overwrite=True) is t
+    assert t._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    c = torch.tensor([[0.0, 1.0], [-2.0, 0.0]])
+    version = c._version
+    with pytest.raises(apsp.NegativeCycleError):
+        apsp.solve(c, device="cpu", overwrite=True)
+    assert c._version > version
+
+
+def test_torch_cpu_subclasses_sparse_and_negated_views(rng: np.random.Generator) -> None:
+    torch = torch_or_skip()
+    w = random_weights(rng, 15)
+    sub = subtensor_class(torch)
+    t = torch.tensor(w).as_subclass(sub)
+    dist, pred = apsp.solve(t, device="cpu", return_predecessors=True)
+    assert type(dist) is sub and type(pred) is sub
+    np.testing.assert_array_equal(dist.numpy(), expected(w, "float64"))
+    graded = torch.tensor(w, requires_grad=True).as_subclass(sub)  # data, as for plain tensors
+    np.testing.assert_array_equal(apsp.solve(graded, device="cpu").detach().numpy(),
+                                  expected(w, "float64"))
+    param = torch.nn.Parameter(torch.tensor(w))  # turns torch functions off: plain results
+    assert type(apsp.solve(param, device="cpu")) is torch.Tensor
+    with pytest.raises(TypeError, match=r"layout torch.sparse_coo.*to_dense\(\)"):
+        apsp.solve(torch.tensor(w).to_sparse(), device="cpu")
+    negated = torch._neg_view(torch.tensor(-w))  # reads as w; its memory holds -w
+    np.testing.assert_array_equal(apsp.solve(negated, device="cpu").numpy(),
+                                  expected(w, "float64"))
+    with pytest.raises(ValueError, match="overwrite=True cannot write into a"):
+        apsp.solve(negated, device="cpu", overwrite=True)
 
 
 # ---- GPU tier -----------------------------------------------------------------------------------
@@ -504,6 +576,35 @@ def test_torch_requires_grad_is_data(rng: np.random.Generator) -> None:
 
 
 @gpu
+def test_torch_subclasses_sparse_negated_views_and_errors_after_writing(
+        rng: np.random.Generator) -> None:
+    torch = cuda_torch()
+    w = random_weights(rng, 40)
+    sub = subtensor_class(torch)
+    t = torch.tensor(w, device="cuda").as_subclass(sub)
+    dist, pred = apsp.solve(t, return_predecessors=True)
+    assert type(dist) is sub and type(pred) is sub and dist.is_cuda and pred.is_cuda
+    np.testing.assert_array_equal(dist.cpu().numpy(), expected(w, "float64"))
+    graded = torch.tensor(w, device="cuda", requires_grad=True).as_subclass(sub)
+    np.testing.assert_array_equal(apsp.solve(graded).detach().cpu().numpy(),
+                                  expected(w, "float64"))
+    with pytest.raises(TypeError, match=r"layout torch.sparse_coo.*to_dense\(\)"):
+        apsp.solve(torch.tensor(w, device="cuda").to_sparse())
+    negated = torch._neg_view(torch.tensor(-w, device="cuda"))  # reads as w; memory holds -w
+    np.testing.assert_array_equal(apsp.solve(negated).cpu().numpy(), expected(w, "float64"))
+    with pytest.raises(ValueError, match=r"resolve_neg\(\)"):
+        apsp.solve(negated, overwrite=True)
+    np.testing.assert_array_equal(negated.cpu().numpy(), w)  # untouched
+    with pytest.raises(TypeError, match="complex64"):  # 0 x 0: checked all the same
+        apsp.solve(torch.zeros((0, 0), dtype=torch.complex64, device="cuda"), overwrite=True)
+    c = torch.tensor([[0.0, 1.0], [-2.0, 0.0]], device="cuda")
+    version = c._version
+    with pytest.raises(apsp.NegativeCycleError):
+        apsp.solve(c, overwrite=True)
+    assert c._version > version, "autograd was not told about the write before the error"
+
+
+@gpu
 def test_torch_on_another_device_than_the_current_one(rng: np.random.Generator) -> None:
     torch = cuda_torch()
     if torch.cuda.device_count() < 2:
@@ -590,6 +691,38 @@ class DLPackOnly:
 class LegacyDLPackOnly(DLPackOnly):
     def __init__(self, t) -> None:
         super().__init__(t, legacy=True)
+
+
+@gpu
+@pytest.mark.parametrize("wrapper", [DLPackOnly, CAIOnly], ids=["dlpack", "cai"])
+def test_an_asynchronous_copy_keeps_its_source_until_the_result_is_freed(
+        rng: np.random.Generator, wrapper) -> None:
+    """check=False returns before the copy of a producer's array has run: the result holds the
+    producer (and its unreleased capsule) until it is freed; with the checks nothing is held."""
+    torch = cuda_torch()
+    w = random_weights(rng, 50)
+    t = torch.from_numpy(w.astype(np.float32)).cuda()
+    producer = wrapper(t) if wrapper is DLPackOnly else wrapper(t.__cuda_array_interface__)
+    held = sys.getrefcount(producer)
+    dist = apsp.solve(producer, check=False)
+    assert sys.getrefcount(producer) == held + 1
+    np.testing.assert_array_equal(torch.from_dlpack(dist).cpu().numpy(), expected(w, "float32"))
+    del dist
+    assert sys.getrefcount(producer) == held
+    dist = apsp.solve(producer)
+    assert sys.getrefcount(producer) == held
+    np.testing.assert_array_equal(torch.from_dlpack(dist).cpu().numpy(), expected(w, "float32"))
+
+
+@gpu
+def test_cuda_array_interface_stream_that_names_no_stream(rng: np.random.Generator) -> None:
+    torch = cuda_torch()
+    w = random_weights(rng, 20)
+    t = torch.from_numpy(w.astype(np.float32)).cuda()
+    with pytest.raises(ValueError, match="stream -1, which names no CUDA stream"):
+        apsp.solve(CAIOnly(dict(t.__cuda_array_interface__, version=3, stream=-1)))
+    out = apsp.solve(CAIOnly(dict(t.__cuda_array_interface__, version=3, stream=1)))
+    np.testing.assert_array_equal(torch.from_dlpack(out).cpu().numpy(), expected(w, "float32"))
 
 
 @gpu

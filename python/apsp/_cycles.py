@@ -113,10 +113,12 @@ def _host_rows(graph: Any, idx: np.ndarray) -> np.ndarray:
         sub = sparse_subgraph(graph, idx)
         return densify(sub, computed_dtype(sub.dtype))
     if kind == "device":
-        if hasattr(graph, "get"):  # CuPy
+        if hasattr(graph, "get"):  # CuPy: indexed on the array's own device, not the current one
             import cupy
 
-            idx = cupy.asarray(idx)
+            with cupy.cuda.Device(graph.device.id):
+                on_device = cupy.asarray(idx)
+                return to_host(graph[on_device][:, on_device])
         elif hasattr(graph, "detach"):  # torch
             import torch
 

@@ -20,10 +20,11 @@ kind on the same device.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from . import _core
 from ._devices import parse_device
+from ._intake import as_torch_kind, bump_version, check_torch_layout, is_torch
 from ._progress import make_progress
 from ._solve import check_square
 
@@ -47,7 +48,7 @@ def solve_device_array(
     """apsp.solve for an array that lives on a GPU; see the module docstring."""
     # Positional from here on: this is the per-call path whose host cost issue 4 bounds.
     module = type(graph).__module__
-    if module.startswith("torch"):
+    if is_torch(graph):
         solve = _solve_torch
     elif module == "cupy" or module.startswith("cupy."):
         solve = _solve_cupy
@@ -124,6 +125,7 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
     if not graph.is_cuda:
         raise ValueError(f"graph is a torch tensor on {graph.device}; apsp computes on CUDA "
                          "devices and the CPU: move it with tensor.to('cuda') or tensor.cpu()")
+    check_torch_layout(graph)
     # Tensors that require grad are data here: the solve is not recorded by autograd.
     tensor = graph.detach() if graph.requires_grad else graph
     index = graph.get_device()
@@ -133,8 +135,11 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
     # The current stream of the tensor's own device (cuda:1 stays on cuda:1 whatever is current):
     # torch's allocator, its copy and apsp's solve are all ordered on it.
     stream = _torch_current_stream(torch, index)
-    if not overwrite:
-        _core.check_device_dtype(str(tensor.dtype)[len("torch."):])
+    _core.check_device_dtype(str(tensor.dtype)[len("torch."):])
+    if overwrite and (tensor.is_neg() or tensor.is_conj()):  # DLPack exports the raw memory
+        raise ValueError("overwrite=True cannot write into this tensor: it is a lazily negated "
+                         "view (its negative bit is set), whose memory holds other values; call "
+                         "tensor.resolve_neg() first, or pass overwrite=False")
     try:
         work = tensor if overwrite else torch.empty((n, n), dtype=tensor.dtype, device=tensor.device)
         pred = (torch.empty((n, n), dtype=torch.int32, device=tensor.device)
@@ -148,12 +153,15 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
         # The consumer's stream is the tensor's current stream, for which __dlpack__(stream=...)
         # orders nothing (it only waits when the streams differ); to_dlpack exports the same
         # tensor without that Python-level bookkeeping (14 us of a 40 us call, measured).
-        _run(to_dlpack(work), None if pred is None else to_dlpack(pred), stream, n, index,
-             directed, unweighted, progress, check)
-    if overwrite:
-        _bump_version(graph)
-        work = graph
-    return _result(work, pred, return_predecessors)
+        try:
+            _run(to_dlpack(work), None if pred is None else to_dlpack(pred), stream, n, index,
+                 directed, unweighted, progress, check)
+        finally:
+            if overwrite:  # written, even where an error (a negative cycle) follows the rounds
+                bump_version(graph)
+    if pred is not None:
+        pred = as_torch_kind(graph, pred)
+    return _result(graph if overwrite else as_torch_kind(graph, work), pred, return_predecessors)
 
 
 _TORCH: list = []
@@ -182,26 +190,6 @@ def _torch_current_stream(torch: Any, index: int) -> int:
     if raw is not None:
         return int(raw(index))
     return int(torch.cuda.current_stream(index).cuda_stream)
-
-
-def _bump_version(tensor: Any) -> None:
-    """Tell autograd the tensor changed in place (apsp wrote it behind torch's back), so a graph
-    that saved it for backward raises instead of using stale values."""
-    bump = _torch_increment_version()
-    if bump is not None:
-        bump(tensor)
-
-
-_INCREMENT_VERSION: list = []
-
-
-def _torch_increment_version() -> Optional[Callable[[Any], None]]:
-    if not _INCREMENT_VERSION:
-        import torch.autograd
-
-        graph = getattr(torch.autograd, "graph", None)
-        _INCREMENT_VERSION.append(getattr(graph, "increment_version", None))
-    return _INCREMENT_VERSION[0]
 
 
 # ---- CuPy --------------------------------------------------------------------------------------
@@ -237,7 +225,9 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
     """Producers apsp cannot allocate through: results are apsp DeviceBuffers, which every
     framework imports with its own from_dlpack (or through __cuda_array_interface__)."""
     source, stream = _source(graph)
-    with _core.DeviceArray(source, overwrite) as arr:
+    arr = _core.DeviceArray(source, overwrite)
+    held = False
+    try:
         _check_device_arg(device, arr.device)
         if stream is None:  # the CUDA array interface: its v3 stream, else no ordering is needed
             stream = arr.stream if arr.stream is not None else 0
@@ -248,9 +238,15 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
         else:
             dist = work = _core.DeviceBuffer(n, arr.dtype, arr.device, stream)
             work.copy_from(arr)
+            if not check and n:  # nothing waits for the copy here: the result keeps the source
+                work.hold((arr, graph))  # (capsule unreleased, producer alive) until it is freed
+                held = True
         pred = _core.DeviceBuffer(n, "int32", arr.device, stream) if return_predecessors else None
         if n:
             _run(work, pred, stream, n, arr.device, directed, unweighted, progress, check)
+    finally:
+        if not held:  # the checks waited for the device: the producer may have its memory back
+            arr.close()
     return _result(dist, pred, return_predecessors)
 
 

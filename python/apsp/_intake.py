@@ -22,7 +22,7 @@ def classify(graph: Any) -> str:
         return "sparse"
     if isinstance(graph, np.ndarray):
         return "host"
-    if _is_torch(graph):  # checked first: cheap, and its CAI property raises under requires_grad
+    if is_torch(graph):  # checked first: cheap, and its CAI property raises under requires_grad
         return "host" if graph.is_cpu else "device"
     if module == "cupy" or module.startswith("cupy."):
         return "device"
@@ -42,8 +42,50 @@ def classify(graph: Any) -> str:
         return "host"
 
 
-def _is_torch(graph: Any) -> bool:
-    return type(graph).__module__.startswith("torch") and hasattr(graph, "detach")
+def is_torch(graph: Any) -> bool:
+    """A torch.Tensor, subclasses defined anywhere included (torch is imported once one exists)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(graph, torch.Tensor)
+
+
+def check_torch_layout(tensor: Any) -> None:
+    """TypeError for a sparse or otherwise non-strided tensor, which has no dense memory to read."""
+    torch = sys.modules["torch"]
+    if tensor.layout != torch.strided:
+        raise TypeError(f"graph is a torch tensor with layout {tensor.layout}; apsp takes dense "
+                        "tensors: call tensor.to_dense(), or pass a scipy.sparse matrix")
+
+
+def as_torch_kind(graph: Any, tensor: Any) -> Any:
+    """`tensor` as the type torch's own operations return for `graph`: a subclass stays one, unless
+    it turns torch functions off (as nn.Parameter does, whose results are plain tensors)."""
+    cls = type(graph)
+    torch = sys.modules["torch"]
+    if cls is torch.Tensor or type(tensor) is cls:
+        return tensor
+    if getattr(cls, "__torch_function__", None) is torch._C._disabled_torch_function_impl:
+        return tensor
+    return tensor.as_subclass(cls)
+
+
+def bump_version(tensor: Any) -> None:
+    """Tell autograd the tensor changed in place (apsp wrote it behind torch's back), so a graph
+    that saved it for backward raises instead of using stale values."""
+    bump = _torch_increment_version()
+    if bump is not None:
+        bump(tensor)
+
+
+_INCREMENT_VERSION: list = []
+
+
+def _torch_increment_version() -> Any:
+    if not _INCREMENT_VERSION:
+        import torch.autograd
+
+        graph = getattr(torch.autograd, "graph", None)
+        _INCREMENT_VERSION.append(getattr(graph, "increment_version", None))
+    return _INCREMENT_VERSION[0]
 
 
 def as_host_array(graph: Any) -> np.ndarray:
@@ -51,8 +93,12 @@ def as_host_array(graph: Any) -> np.ndarray:
     (tensors with requires_grad are treated as data)."""
     if isinstance(graph, np.ndarray):
         return graph
-    if _is_torch(graph):
-        return graph.detach().numpy()
+    if is_torch(graph):
+        check_torch_layout(graph)
+        tensor = graph.detach()
+        if tensor.is_neg() or tensor.is_conj():  # lazy views: .numpy() refuses them
+            tensor = tensor.resolve_conj().resolve_neg()
+        return tensor.numpy()
     if hasattr(graph, "__dlpack__"):
         try:
             return np.from_dlpack(graph)
@@ -93,14 +139,14 @@ def writes_reach(graph: Any, arr: np.ndarray) -> bool:
 def wrap_host_result(graph: Any, result: Any) -> Any:
     """Output kind follows input kind: host torch tensors in, host torch tensors out (the input
     tensor itself when the result was written into its memory, overwrite=True)."""
-    if not _is_torch(graph):
+    if not is_torch(graph):
         return result
     import torch
 
     def as_torch(r: np.ndarray) -> Any:
         if r.__array_interface__["data"][0] == graph.data_ptr() and r.shape == tuple(graph.shape):
             return graph
-        return torch.from_numpy(r)
+        return as_torch_kind(graph, torch.from_numpy(r))
 
     if isinstance(result, tuple):
         return tuple(as_torch(r) for r in result)

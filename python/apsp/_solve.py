@@ -186,12 +186,14 @@ def _dispatch(graph: Any, *, directed: bool, unweighted: bool, return_predecesso
     if overwrite and not _intake.writes_reach(graph, arr):  # a new array: writing it is no use
         raise ValueError(f"overwrite=True cannot write into a {type(graph).__name__}: it had to be "
                          "converted to a new array. Pass a NumPy array, or overwrite=False.")
-    return _intake.wrap_host_result(
-        graph,
-        solve_host(arr, directed=directed, unweighted=unweighted,
-                   return_predecessors=return_predecessors, overwrite=overwrite, device=device,
-                   progress=progress),
-    )
+    try:
+        result = solve_host(arr, directed=directed, unweighted=unweighted,
+                            return_predecessors=return_predecessors, overwrite=overwrite,
+                            device=device, progress=progress)
+    finally:
+        if overwrite and _intake.is_torch(graph):  # written behind autograd's back, even where
+            _intake.bump_version(graph)            # an error (a negative cycle) follows
+    return _intake.wrap_host_result(graph, result)
 
 
 def check_square(shape: tuple, what: str = "graph") -> int:
