@@ -283,6 +283,8 @@ def test_torch_cpu_subclasses_sparse_and_negated_views(rng: np.random.Generator)
     assert type(apsp.solve(param, device="cpu")) is torch.Tensor
     with pytest.raises(TypeError, match=r"layout torch.sparse_coo.*to_dense\(\)"):
         apsp.solve(torch.tensor(w).to_sparse(), device="cpu")
+    with pytest.raises(TypeError, match="dtype bfloat16, which apsp does not compute in; accepted"):
+        apsp.solve(torch.tensor(w).to(torch.bfloat16), device="cpu")
     negated = torch._neg_view(torch.tensor(-w))  # reads as w; its memory holds -w
     np.testing.assert_array_equal(apsp.solve(negated, device="cpu").numpy(),
                                   expected(w, "float64"))

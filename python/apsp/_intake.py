@@ -98,7 +98,13 @@ def as_host_array(graph: Any) -> np.ndarray:
         tensor = graph.detach()
         if tensor.is_neg() or tensor.is_conj():  # lazy views: .numpy() refuses them
             tensor = tensor.resolve_conj().resolve_neg()
-        return tensor.numpy()
+        try:
+            return tensor.numpy()
+        except TypeError:  # a dtype NumPy lacks (bfloat16, float8): apsp's own message
+            from ._solve import ACCEPTED
+
+            raise TypeError(f"graph has dtype {str(tensor.dtype).replace('torch.', '')}, which "
+                            f"apsp does not compute in; accepted: {ACCEPTED}") from None
     if hasattr(graph, "__dlpack__"):
         try:
             return np.from_dlpack(graph)
