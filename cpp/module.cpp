@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apsp/apsp.hpp"
+#include "core/pred_repair.hpp"
 #include "device_buffer.hpp"
 #include "intake.hpp"
 
@@ -127,6 +128,7 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
     apsp::solve_cpu(input, p, o);
   else
     apsp::solve_cuda_host(input, dist, p, o, device);
+  apsp::repair_predecessor_loops(dist, p);  // float rounding (pred_repair.hpp); O(n^2)
 }
 
 // A scipy.sparse graph in COO form for the CUDA engine: the edges go to the device and are
@@ -157,6 +159,7 @@ void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
   apsp::solve_cuda_sparse_host(g, m, p, o, device);
+  apsp::repair_predecessor_loops(m, p);  // float rounding (pred_repair.hpp); O(n^2)
 }
 
 // An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken

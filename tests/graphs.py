@@ -245,6 +245,58 @@ def path_length(g: np.ndarray, vertices: list, *, unweighted: bool = False,
     return total
 
 
+def rounding_zero_cycles(n: int, seed: int, density: float = 0.05) -> np.ndarray:
+    """A float64 graph (inf = no edge) whose path sums round (weights with two decimals) and a
+    third of whose edges weigh 0: the blocked rounds can then lower a distance by one unit in the
+    last place around a zero-weight cycle, which made predecessor chains loop before the host
+    results were mended (src/core/pred_repair.hpp)."""
+    rng = np.random.default_rng(seed)
+    c = rng.integers(0, 30, (n, n)) + np.round(rng.random((n, n)), 2)
+    c[rng.random((n, n)) < 0.3] = 0.0
+    g = np.where(rng.random((n, n)) < density, c, np.inf)
+    np.fill_diagonal(g, np.inf)
+    return g
+
+
+def zero_cycle_loop_case() -> np.ndarray:
+    """The audit's smallest float64 graph whose chain 52 -> 6 looped (37 <-> 64, both ways 0)
+    before the mend: 65 vertices, 9 edges both ways."""
+    g = np.full((65, 65), np.inf)
+    for a, b, w in [(6, 37, 0.0), (6, 49, 0.11), (21, 40, 0.0), (21, 55, 71.66), (23, 40, 0.84),
+                    (23, 49, 607.61), (37, 64, 0.0), (47, 52, 757.37), (47, 55, 0.33)]:
+        g[a, b] = g[b, a] = w
+    return g
+
+
+def assert_chains_lead_back(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
+                            directed: bool = True, rtol: float = 1e-4) -> None:
+    """Every reachable pair's predecessor chain leads back to its source within n steps along
+    edges of g, and the edges' weights add up to dist within `rtol` (float sums round; for exact
+    sums see assert_paths_consistent). All pairs, vectorized."""
+    n = g.shape[0]
+    w = as_float(g) if directed else np.minimum(as_float(g), as_float(g).T)
+    fd = as_float(dist)
+    src, dst = np.nonzero(np.isfinite(fd) & ~np.eye(n, dtype=bool))
+    cur, total = dst.copy(), np.zeros(len(src))
+    active = np.ones(len(src), dtype=bool)
+    for _ in range(n):
+        a = np.flatnonzero(active)
+        if not a.size:
+            break
+        p = pred[src[a], cur[a]].astype(np.int64)
+        bad = (p < 0) | (p >= n)
+        assert not bad.any(), f"chain of {src[a][bad][0]} -> {dst[a][bad][0]} stops at {p[bad][0]}"
+        step = w[p, cur[a]]
+        bad = ~np.isfinite(step)
+        assert not bad.any(), f"chain of {src[a][bad][0]} -> {dst[a][bad][0]} takes a non-edge"
+        total[a] += step
+        cur[a] = p
+        active[a] = p != src[a]
+    assert not active.any(), (f"the chain of {src[active][0]} -> {dst[active][0]} does not lead back "
+                              "to its source (a loop)")
+    np.testing.assert_allclose(total, fd[src, dst], rtol=rtol, atol=1e-6)
+
+
 def assert_paths_consistent(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
                             unweighted: bool = False, directed: bool = True,
                             max_pairs: int = 20000) -> None:

@@ -20,7 +20,8 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import env_set, hub_star, long_ring, narrow_boundary_chain, random_graph, traced
+from graphs import (assert_chains_lead_back, env_set, hub_star, long_ring, narrow_boundary_chain,
+                    random_graph, rounding_zero_cycles, traced, zero_cycle_loop_case)
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -359,3 +360,19 @@ def test_narrow_solve_widens_after_an_exception(dtype, capfd):
     ref = floyd_warshall(w)
     assert np.all((got >= ref) & (got <= w))
     assert (got < w).any()  # three rounds happened
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
+def test_float_predecessors_around_zero_weight_cycles_lead_back(dtype: str, directed: bool) -> None:
+    """Sums that round and zero-weight cycles: every chain leads back to its source (the fixed
+    case, and 1 to 3 of these 60 graphs per case, looped before src/core/pred_repair.hpp)."""
+    graphs = [zero_cycle_loop_case()] + [rounding_zero_cycles((40, 65, 100, 130)[seed % 4], seed)
+                                         for seed in range(60)]
+    for g in graphs:
+        g = g.astype(dtype)
+        n = g.shape[0]
+        work = g.copy()
+        pred = np.empty((n, n), np.int32)
+        _core.solve_host(work, pred, "cpu", 0, directed, False, True, True, None)
+        assert_chains_lead_back(g, work, pred, directed=directed)

@@ -15,7 +15,8 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import CAIOnly, env_set, hub_star, long_ring, narrow_boundary_chain, traced
+from graphs import (CAIOnly, assert_chains_lead_back, env_set, hub_star, long_ring,
+                    narrow_boundary_chain, rounding_zero_cycles, traced, zero_cycle_loop_case)
 
 pytestmark = pytest.mark.gpu
 
@@ -1988,3 +1989,16 @@ def test_narrow_plan_forced_where_it_does_not_fit(rng, monkeypatch):
         gpu_host_solve(plus_fraction(narrow_graph(500, np.float32, rng)))
     small = narrow_graph(500, np.int32, rng)
     np.testing.assert_array_equal(gpu_host_solve(small), cpu_solve(small))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
+def test_float_predecessors_around_zero_weight_cycles_lead_back(dtype, directed) -> None:
+    """The CUDA engine's host results, as the CPU engine's: sums that round and zero-weight
+    cycles, and every chain leads back to its source (src/core/pred_repair.hpp mends them)."""
+    graphs = [zero_cycle_loop_case()] + [rounding_zero_cycles((40, 65, 100, 130, 300)[seed % 5],
+                                                              seed) for seed in range(60)]
+    for g in graphs:
+        g = g.astype(dtype)
+        dist, pred = gpu_host_solve(g, pred=True, directed=directed)
+        assert_chains_lead_back(g, dist, pred, directed=directed)
