@@ -11,11 +11,12 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     """The graph has a negative cycle, so shortest paths are undefined.
 
     ``vertices`` lists the vertices found on negative closed walks (each lies on or reaches back
-    through a negative cycle; every vertex of a negative simple cycle is among them). ``cycle`` is
-    one negative cycle in path order (``cycle[0] -> cycle[1] -> ... -> cycle[0]``) when
-    :func:`apsp.solve` or :func:`apsp.floyd_warshall` could find one in the untouched input,
-    else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, or a search past its
-    work bound).
+    through a negative cycle; every vertex of a negative simple cycle is among them, except on
+    integer graphs whose walks' lengths wrap around the dtype: see README's error contract).
+    ``cycle`` is one negative cycle in path order (``cycle[0] -> cycle[1] -> ... -> cycle[0]``)
+    when :func:`apsp.solve` or :func:`apsp.floyd_warshall` could find one in the untouched
+    input, else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, a search past its
+    work bound, or such a wrapped list).
     """
 
     vertices: list[int]
