@@ -249,6 +249,29 @@ def test_negative_cycle_is_named_in_order_before_the_walks(device, dtype):
     assert info.value.cycle == [] and len(info.value.vertices) == 22
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("pred", [False, True], ids=["dist", "pred"])
+def test_negative_cycle_vertices_are_exact_when_integer_walks_wrap(device, dtype, pred):
+    """Complete digraphs of weight -1 make the engines' walk lengths fall geometrically and wrap
+    around int32 (24 vertices) or int64 (48): their vertex list then missed vertex 0 of the cycle
+    0 -> 64 -> 0, or named vertex 24, which no walk returns to. The list is now computed per
+    strong component of the untouched input."""
+    inf = no_edge(dtype)
+    m = 24 if dtype == np.int32 else 48
+    n = m + 45
+    g = np.full((n, n), inf, dtype=dtype)
+    g[n - m:, n - m:] = -1
+    np.fill_diagonal(g, inf)
+    g[0, n - 1], g[n - 1, 0] = -1, 0  # 0 -> n-1 -> 0 weighs -1
+    g[1, n - m] = 1  # 1 reaches the clique, and nothing comes back to it
+    with pytest.raises(apsp.NegativeCycleError) as info:
+        apsp.solve(g, return_predecessors=pred, device=device)
+    assert info.value.vertices == [0] + list(range(n - m, n))
+    assert len(info.value.cycle) >= 1 and str(info.value).startswith("the graph has a negative cycle: ")
+    weight = sum(int(g[a, b]) for a, b in zip(info.value.cycle, info.value.cycle[1:] + info.value.cycle[:1]))
+    assert weight < 0
+
+
 def test_negative_cycle_search_is_bounded():
     from apsp import _cycles
 

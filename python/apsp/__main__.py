@@ -90,18 +90,16 @@ def _name_cycle(exc: BaseException, path: str) -> None:
     import os
     import stat
 
-    from apsp._cycles import MAX_VERTICES, negative_cycle
+    from apsp._cycles import MAX_VERTICES, name_cycle
     from apsp.io import _edges_as_sparse
 
     vertices = getattr(exc, "vertices", [])
     try:
         if not (0 < len(vertices) <= MAX_VERTICES and stat.S_ISREG(os.stat(path).st_mode)):
             return
-        found = negative_cycle(_edges_as_sparse(path), vertices, True)
+        name_cycle(exc, _edges_as_sparse(path), True)
     except (OSError, ValueError, MemoryError):
         return
-    if found is not None:
-        exc.add_cycle(*found)
 
 
 def _int_at_least(low: int):

@@ -41,7 +41,13 @@ def parent_cycle(parent: np.ndarray) -> Optional[list[int]]:
 def find_negative_cycle(w: np.ndarray, edge: np.ndarray) -> Optional[list[int]]:
     """Indices of one negative cycle of the dense weight matrix `w` (float64, or int64 for
     integer graphs so that the search is exact), whose edges are where `edge` is True, in path
-    order, or None when none is found within the work bound.
+    order, or None when none is found within the work bound."""
+    return _search(w, edge, _MAX_WORK)[0]
+
+
+def _search(w: np.ndarray, edge: np.ndarray, budget: float) -> tuple[Optional[list[int]], bool, float]:
+    """(one negative cycle or None, whether the search settled, the work it spent): a None that
+    settled means the graph has no negative cycle; one that did not ran out of `budget`.
 
     Synchronous Bellman-Ford from a virtual source with an edge of weight 0 to every vertex.
     Updates are strict decreases, so a cycle among the parent pointers is negative: around it
@@ -52,34 +58,102 @@ def find_negative_cycle(w: np.ndarray, edge: np.ndarray) -> Optional[list[int]]:
     m = len(w)
     diag = np.flatnonzero(edge.diagonal() & (np.diagonal(w) < 0))
     if diag.size:
-        return [int(diag[0])]
+        return [int(diag[0])], True, float(m)
     w = np.where(edge, w, 0)
     far = np.inf if w.dtype.kind == "f" else np.iinfo(w.dtype).max
     d = np.zeros(m, dtype=w.dtype)
     parent = np.full(m, -1, dtype=np.int64)
     cols = np.arange(m)
-    for _ in range(int(min(m + 1, max(1, _MAX_WORK // max(m * m, 1))))):
+    spent = 0.0
+    for _ in range(m + 1):
+        if spent + m * m > budget:
+            return None, False, spent
+        spent += m * m
         cand = np.where(edge, d[:, None] + w, far)
         u = np.argmin(cand, axis=0)
         best = cand[u, cols]
         better = best < d
         if not better.any():
-            return None
+            return None, True, spent
         d = np.where(better, best, d)
         parent = np.where(better, u, parent)
         cycle = parent_cycle(parent)
         if cycle is not None:
-            return cycle
-    return None
+            return cycle, True, spent
+    return None, False, spent  # still lowering after m + 1 passes (the theory says a cycle shows)
+
+
+def closed_walk_vertices(graph: Any, directed: bool) -> Optional[tuple[list[int], Any]]:
+    """(every vertex on a negative closed walk of `graph`, and one negative cycle as cycle_in
+    gives it or None), exactly, or None past MAX_VERTICES or the work bound. A vertex is on a
+    negative closed walk exactly when its strongly connected component holds a negative cycle,
+    so each component is searched on its own. For integer graphs, whose engines' walk lengths
+    can wrap around the dtype under a negative cycle and leave their vertex list unreliable."""
+    import scipy.sparse
+    from scipy.sparse.csgraph import connected_components
+
+    n = graph.shape[0]
+    if not 0 < n <= MAX_VERTICES or not _integer(graph):
+        return None
+    idx = np.arange(n, dtype=np.int64)
+    try:
+        w, edge = _weights(_host_rows(graph, idx))
+    except Exception:  # an input this helper cannot read: the error keeps the engine's list
+        return None
+    if not directed:
+        w, edge = _undirected(w, edge)
+    count, labels = connected_components(scipy.sparse.csr_matrix(edge), directed=True,
+                                         connection="strong")
+    budget, vertices, first = _MAX_WORK, [], None
+    for c in range(count):
+        members = np.flatnonzero(labels == c)
+        if len(members) == 1 and not (edge[members[0], members[0]] and w[members[0], members[0]] < 0):
+            continue
+        sub_w, sub_edge = w[np.ix_(members, members)], edge[np.ix_(members, members)]
+        cycle, settled, spent = _search(sub_w, sub_edge, budget)
+        budget -= spent
+        if not settled:
+            return None
+        if cycle is not None:
+            vertices.extend(members.tolist())
+            if first is None:
+                nxt = cycle[1:] + cycle[:1]
+                weight = sum(sub_w[a, b].item() for a, b in zip(cycle, nxt))  # exact
+                first = ([int(members[v]) for v in cycle], float(weight))
+    return sorted(vertices), first
+
+
+def _integer(graph: Any) -> bool:
+    """Whether `graph` (any kind apsp.solve takes) holds integers, without converting it."""
+    dtype = getattr(graph, "dtype", None)
+    try:
+        return np.dtype(str(dtype).removeprefix("torch.")).kind in "iu" if dtype is not None \
+            else np.asarray(graph).dtype.kind in "iu"
+    except TypeError:
+        return False
+
+
+def _weights(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(weights as float64, or int64 for integers, so that sums are exact; where edges are)."""
+    from ._solve import computed_dtype
+    from ._sparse import no_edge_value
+
+    sub = sub.astype(computed_dtype(sub.dtype), copy=False)  # the engines' no-edge rule applies
+    edge = sub < no_edge_value(sub.dtype)
+    return sub.astype(np.float64 if sub.dtype.kind == "f" else np.int64), edge
+
+
+def _undirected(w: np.ndarray, edge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """min(G[i, j], G[j, i]) over the ones that are edges, as the engines read directed=False."""
+    one_way = np.where(edge, w, w.T)
+    return np.where(edge & edge.T, np.minimum(w, w.T), one_way), edge | edge.T
 
 
 def cycle_in(w: np.ndarray, edge: np.ndarray, idx: np.ndarray,
              directed: bool) -> Optional[tuple[list[int], float]]:
     """(cycle in `idx`'s numbering, its weight) of the subgraph (w, edge) that `idx` spans."""
-    if not directed:  # min(G[i, j], G[j, i]) over the ones that are edges
-        one_way = np.where(edge, w, w.T)
-        w = np.where(edge & edge.T, np.minimum(w, w.T), one_way)
-        edge = edge | edge.T
+    if not directed:
+        w, edge = _undirected(w, edge)
     found = find_negative_cycle(w, edge)
     if found is None:
         return None
@@ -139,10 +213,19 @@ def negative_cycle(graph: Any, vertices: list[int],
         sub = _host_rows(graph, idx)
     except Exception:  # an input this helper cannot index: the error keeps its vertex list
         return None
-    from ._solve import computed_dtype
-    from ._sparse import no_edge_value
-
-    sub = sub.astype(computed_dtype(sub.dtype), copy=False)  # the engines' no-edge rule applies
-    edge = sub < no_edge_value(sub.dtype)
-    w = sub.astype(np.float64 if sub.dtype.kind == "f" else np.int64)
+    w, edge = _weights(sub)
     return cycle_in(w, edge, idx, directed)
+
+
+def name_cycle(exc: Any, graph: Any, directed: bool) -> None:
+    """Complete a NegativeCycleError from the untouched input `graph`: integer graphs get the exact
+    vertex list (closed_walk_vertices: the engines' integer walks can wrap around the dtype, and
+    their list with them); then one negative cycle, in order, goes first in the message."""
+    exact = closed_walk_vertices(graph, directed)
+    if exact is not None and exact[0]:
+        exc.set_vertices(exact[0])
+        found = exact[1]
+    else:
+        found = negative_cycle(graph, exc.vertices, directed)
+    if found is not None:
+        exc.add_cycle(*found)

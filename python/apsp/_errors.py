@@ -11,12 +11,14 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     """The graph has a negative cycle, so shortest paths are undefined.
 
     ``vertices`` lists the vertices found on negative closed walks (each lies on or reaches back
-    through a negative cycle; every vertex of a negative simple cycle is among them, except on
-    integer graphs whose walks' lengths wrap around the dtype: see README's error contract).
+    through a negative cycle; every vertex of a negative simple cycle is among them). For integer
+    inputs of up to 4096 vertices it is exact, every vertex whose strong component holds a
+    negative cycle, since the engines' integer walks can wrap around the dtype; past that, or
+    with ``overwrite=True``, it is the engines' list (see README's error contract).
     ``cycle`` is one negative cycle in path order (``cycle[0] -> cycle[1] -> ... -> cycle[0]``)
     when :func:`apsp.solve` or :func:`apsp.floyd_warshall` could find one in the untouched
-    input, else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, a search past its
-    work bound, or such a wrapped list).
+    input, else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, or a search past
+    its work bound).
     """
 
     vertices: list[int]
@@ -34,6 +36,14 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
         rest = str(self).removeprefix("the graph has a negative cycle: ")
         self.args = (f"the graph has a negative cycle: {path} (total weight {weight:g}); {rest}",)
         self.cycle = list(cycle)
+
+    def set_vertices(self, vertices: list[int]) -> None:
+        """Replace the engine's list by the exact one (every vertex on a negative closed walk)."""
+        shown = ", ".join(str(v) for v in vertices[:10])
+        more = f", ... ({len(vertices)} in all)" if len(vertices) > 10 else ""
+        self.args = (f"the graph has a negative cycle: vertices on negative closed walks: "
+                     f"{shown}{more}",)
+        self.vertices = list(vertices)
 
     def __reduce__(self) -> tuple:  # keep `vertices` and `cycle` across pickling (multiprocessing)
         return (type(self), (str(self), self.vertices, self.cycle))

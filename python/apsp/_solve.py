@@ -156,11 +156,9 @@ def solve(
                          device=device, progress=progress, check=check)
     except NegativeCycleError as exc:
         if not overwrite:  # the input is as the caller gave it: name one cycle, in order
-            from ._cycles import negative_cycle
+            from ._cycles import name_cycle
 
-            found = negative_cycle(graph, exc.vertices, directed)
-            if found is not None:
-                exc.add_cycle(*found)
+            name_cycle(exc, graph, directed)
         raise
 
 
