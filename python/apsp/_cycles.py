@@ -92,12 +92,14 @@ def closed_walk_vertices(graph: Any, directed: bool) -> Optional[tuple[list[int]
     import scipy.sparse
     from scipy.sparse.csgraph import connected_components
 
-    n = graph.shape[0]
-    if not 0 < n <= MAX_VERTICES or not _integer(graph):
+    if not _integer(graph):
         return None
-    idx = np.arange(n, dtype=np.int64)
     try:
-        w, edge = _weights(_host_rows(graph, idx))
+        shape = getattr(graph, "shape", None)
+        n = int(shape[0]) if shape is not None else len(_as_host(graph))
+        if not 0 < n <= MAX_VERTICES:
+            return None
+        w, edge = _weights(_host_rows(graph, np.arange(n, dtype=np.int64)))
     except Exception:  # an input this helper cannot read: the error keeps the engine's list
         return None
     if not directed:
@@ -123,13 +125,20 @@ def closed_walk_vertices(graph: Any, directed: bool) -> Optional[tuple[list[int]
     return sorted(vertices), first
 
 
+def _as_host(graph: Any) -> np.ndarray:
+    from ._intake import as_host_array
+
+    return as_host_array(graph)
+
+
 def _integer(graph: Any) -> bool:
-    """Whether `graph` (any kind apsp.solve takes) holds integers, without converting it."""
-    dtype = getattr(graph, "dtype", None)
+    """Whether `graph` (any kind apsp.solve takes) holds integers (its dtype read where it has
+    one: a device array is not copied for this)."""
     try:
-        return np.dtype(str(dtype).removeprefix("torch.")).kind in "iu" if dtype is not None \
-            else np.asarray(graph).dtype.kind in "iu"
-    except TypeError:
+        dtype = getattr(graph, "dtype", None)
+        dtype = _as_host(graph).dtype if dtype is None else dtype
+        return np.dtype(str(dtype).removeprefix("torch.")).kind in "iu"
+    except Exception:  # not an array this helper can read
         return False
 
 
