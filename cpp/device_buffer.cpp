@@ -207,7 +207,7 @@ void bind_device_buffer(py::module_& m) {
            py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("copy_from", [](DeviceBuffer& b, const DeviceArray& src) { b.copy_from(src.view()); },
            py::arg("src"), "Enqueue a copy of `src` (rows contiguous) into this buffer.")
-      .def("hold", &DeviceBuffer::hold, py::arg("source"),
+      .def("_hold", &DeviceBuffer::hold, py::arg("source"),
            "Keep `source` until this buffer is freed (after the device is done with it).")
       .def("__repr__", [](const DeviceBuffer& b) {
         return "apsp DeviceBuffer(shape=(" + std::to_string(b.n()) + ", " + std::to_string(b.n()) +

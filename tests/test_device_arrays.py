@@ -266,6 +266,11 @@ def test_torch_cpu_in_place_tells_autograd(rng: np.random.Generator) -> None:
     with pytest.raises(apsp.NegativeCycleError):
         apsp.solve(c, device="cpu", overwrite=True)
     assert c._version > version
+    nan = torch.tensor([[0.0, float("nan")], [1.0, 0.0]])  # refused before anything is written
+    version = nan._version
+    with pytest.raises(ValueError, match="NaN"):
+        apsp.solve(nan, device="cpu", overwrite=True)
+    assert nan._version == version
 
 
 def test_torch_cpu_subclasses_sparse_and_negated_views(rng: np.random.Generator) -> None:
@@ -604,6 +609,11 @@ def test_torch_subclasses_sparse_negated_views_and_errors_after_writing(
     with pytest.raises(apsp.NegativeCycleError):
         apsp.solve(c, overwrite=True)
     assert c._version > version, "autograd was not told about the write before the error"
+    nan = torch.tensor([[0.0, float("nan")], [1.0, 0.0]], device="cuda")
+    version = nan._version
+    with pytest.raises(ValueError, match="NaN"):  # refused before anything is written
+        apsp.solve(nan, overwrite=True)
+    assert nan._version == version
 
 
 @gpu

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from . import _core
 from ._devices import parse_device
-from ._intake import as_torch_kind, bump_version, check_torch_layout, is_torch
+from ._intake import as_torch_kind, bump_version, check_torch_layout, is_torch, wrote_before
 from ._progress import make_progress
 from ._solve import check_square
 
@@ -156,9 +156,12 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
         try:
             _run(to_dlpack(work), None if pred is None else to_dlpack(pred), stream, n, index,
                  directed, unweighted, progress, check)
-        finally:
-            if overwrite:  # written, even where an error (a negative cycle) follows the rounds
+        except BaseException as exc:
+            if overwrite and wrote_before(exc):  # a negative cycle comes after the rounds
                 bump_version(graph)
+            raise
+        if overwrite:
+            bump_version(graph)
     if pred is not None:
         pred = as_torch_kind(graph, pred)
     return _result(graph if overwrite else as_torch_kind(graph, work), pred, return_predecessors)
@@ -239,7 +242,7 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
             dist = work = _core.DeviceBuffer(n, arr.dtype, arr.device, stream)
             work.copy_from(arr)
             if not check and n:  # nothing waits for the copy here: the result keeps the source
-                work.hold((arr, graph))  # (capsule unreleased, producer alive) until it is freed
+                work._hold((arr, graph))  # (capsule unreleased, producer alive) until it is freed
                 held = True
         pred = _core.DeviceBuffer(n, "int32", arr.device, stream) if return_predecessors else None
         if n:

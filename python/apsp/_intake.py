@@ -68,6 +68,15 @@ def as_torch_kind(graph: Any, tensor: Any) -> Any:
     return tensor.as_subclass(cls)
 
 
+def wrote_before(exc: BaseException) -> bool:
+    """Whether an in-place solve that raised `exc` may have written the array: after its rounds
+    (a negative cycle), or during them (Ctrl-C, a CUDA error). The input checks' errors (NaN,
+    overflow, dtype, device, memory) come before anything is written."""
+    from ._errors import NegativeCycleError
+
+    return isinstance(exc, (NegativeCycleError, KeyboardInterrupt, RuntimeError))
+
+
 def bump_version(tensor: Any) -> None:
     """Tell autograd the tensor changed in place (apsp wrote it behind torch's back), so a graph
     that saved it for backward raises instead of using stale values."""

@@ -188,9 +188,12 @@ def _dispatch(graph: Any, *, directed: bool, unweighted: bool, return_predecesso
         result = solve_host(arr, directed=directed, unweighted=unweighted,
                             return_predecessors=return_predecessors, overwrite=overwrite,
                             device=device, progress=progress)
-    finally:
-        if overwrite and _intake.is_torch(graph):  # written behind autograd's back, even where
-            _intake.bump_version(graph)            # an error (a negative cycle) follows
+    except BaseException as exc:
+        if overwrite and _intake.is_torch(graph) and _intake.wrote_before(exc):
+            _intake.bump_version(graph)  # written behind autograd's back before the error
+        raise
+    if overwrite and _intake.is_torch(graph):
+        _intake.bump_version(graph)
     return _intake.wrap_host_result(graph, result)
 
 

@@ -86,7 +86,8 @@ def read_graph(path: Source) -> np.ndarray:
     Missing edges are ``apsp.INT32_INF``, the diagonal is 0 (a negative self-loop stays, and is a
     negative cycle for :func:`apsp.solve`), and repeated edges keep the smallest weight. `path`
     may also be a pipe or a FIFO (``/dev/stdin``), read to its end, or an open binary file object,
-    read from its current position to its end and left open.
+    read from its current position to the end of the graph (8 + 12 m bytes, as np.load reads one
+    array) and left open there.
     Raises ``ValueError`` for a malformed file (too short, truncated or with trailing bytes,
     negative n or m, a vertex out of range), ``MemoryError`` when the n x n matrix would not fit
     in this machine's available memory, ``OSError`` when the file cannot be read, and
@@ -122,7 +123,7 @@ def _read_edges(path: Source, dense: bool) -> tuple[int, np.ndarray, Optional[np
             body = _read_stream(f, name, 12 * m)
             if len(body) < 12 * m:
                 _wrong_size(name, m, 8 + len(body))
-            if _read_bytes(f, name, 1):
+            if _is_path(path) and _read_bytes(f, name, 1):  # a file object may hold more records
                 _wrong_size(name, m, expected + 1, at_least=True)
             edges = np.frombuffer(body, dtype=_INT32_LE)
     edges = edges.reshape(m, 3)
@@ -309,7 +310,15 @@ def _write_all(f: Any, chunk: Any) -> None:
     view = memoryview(chunk)
     while view.nbytes:
         wrote = f.write(view)
-        if wrote is None or wrote >= view.nbytes:  # None: a writer that does not count
+        if wrote is None:
+            if isinstance(f, io.RawIOBase):  # a non-blocking raw stream that would block
+                raise BlockingIOError(errno.EAGAIN, f"{_file_name(f)}: the stream would block and "
+                                      f"took none of the last {view.nbytes} bytes; give a "
+                                      "blocking binary file object")
+            return  # a writer that does not count (it took everything)
+        if wrote <= 0:
+            raise OSError(errno.EIO, f"{_file_name(f)}: write() took 0 of {view.nbytes} bytes")
+        if wrote >= view.nbytes:
             return
         view = view[wrote:]
 

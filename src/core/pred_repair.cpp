@@ -1,6 +1,7 @@
 // Predecessor chains that loop after a float solve, found and mended (see pred_repair.hpp).
 #include "core/pred_repair.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -65,62 +66,80 @@ bool find_lost(int64_t i, const T* di, const int32_t* pi, int64_t n, RowScratch&
   return !s.lost.empty();
 }
 
-// Gives each lost vertex of row i a predecessor that reaches i: its own, once that one does; else
-// the closest p that reaches i with a direct shortest edge p -> j and, while `within` holds, a
-// length within the rounding of a path sum. Returns whether every lost vertex was mended.
+// Gives each lost vertex of row i a predecessor that leads back to i: its own, once that one
+// does; else the closest p that leads back with a direct shortest edge p -> j (pred[p][j] == p)
+// and d[i][p] + d[p][j] within the rounding of d[i][j]. A vertex with no such p keeps its
+// predecessor (apsp.path then reports the inconsistency): no path is made up. Each O(n) search
+// is paid from `budget`. Returns whether every lost vertex was mended.
 template <class T>
 bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, int64_t n,
-              RowScratch& s, bool within) {
+              RowScratch& s, int64_t& budget) {
   const T* di = d + i * ldd;
   int32_t* pi = pred + i * ldp;
   const T eps = std::numeric_limits<T>::epsilon();
+  // A path's sum in any order is within (n + 1) eps of the sum of its terms' magnitudes; with
+  // negative weights its partial sums reach past its length, up to the row's largest distances.
+  T scale = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (std::isfinite(di[j])) scale = std::max(scale, std::fabs(di[j]));
   // resolve() may add vertices behind a loop to s.lost while this runs: they lead back once the
-  // loop is mended, and are marked so here (s.lost may move when it grows: read by index).
+  // loop is mended (s.lost may move when it grows: read by index).
+  auto own_holds = [&](int64_t j) { return pi[j] >= 0 && pi[j] < n && resolve(pi[j], pi, n, s) == kReaches; };
+  auto mark = [&](size_t k, int64_t p) {
+    const int64_t j = s.lost[k];
+    pi[j] = static_cast<int32_t>(p);
+    s.state[j] = kReaches;
+    s.lost[k] = -1;
+  };
   for (bool progress = true; progress;) {
     progress = false;
-    bool done = true;
-    for (size_t k = 0; k < s.lost.size(); ++k) {
+    // First what costs nothing: vertices whose own predecessor leads back now (the chain behind
+    // a mended loop), to a fixpoint, so that no search is spent on them.
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (size_t k = 0; k < s.lost.size(); ++k)
+        if (s.lost[k] >= 0 && own_holds(s.lost[k])) {
+          mark(k, pi[s.lost[k]]);
+          moved = progress = true;
+        }
+    }
+    for (size_t k = 0; k < s.lost.size() && budget > 0; ++k) {
       const int64_t j = s.lost[k];
       if (j < 0) continue;
+      --budget;
       int64_t best = -1;
-      if (pi[j] >= 0 && pi[j] < n && resolve(pi[j], pi, n, s) == kReaches) {
-        best = pi[j];  // behind a loop that is mended now: its own predecessor holds
-      } else {
-        T best_len = std::numeric_limits<T>::infinity();
-        for (int64_t p = 0; p < n; ++p) {
-          if (p == j || pred[p * ldp + j] != p || resolve(p, pi, n, s) != kReaches) continue;
-          const T dp = d[p * ldd + j];
-          const T len = di[p] + dp;
-          if (!std::isfinite(len)) continue;
-          // A path of at most n edges summed in any order: within (n + 1) eps of its magnitude.
-          const T tol = T(n + 1) * eps * (std::fabs(di[p]) + std::fabs(dp));
-          if (within && !(len <= di[j] + tol)) continue;
-          if (best < 0 || len < best_len) {
-            best = p;
-            best_len = len;
-          }
-        }
+      T best_len = std::numeric_limits<T>::infinity();
+      for (int64_t p = 0; p < n; ++p) {
+        if (p == j || pred[p * ldp + j] != p) continue;
+        const T dp = d[p * ldd + j];
+        const T len = di[p] + dp;
+        const T tol = T(n + 1) * eps * (scale + std::fabs(dp));
+        if (!std::isfinite(len) || !(len <= di[j] + tol) || !(len < best_len)) continue;
+        if (resolve(p, pi, n, s) != kReaches) continue;
+        best = p;
+        best_len = len;
       }
       if (best >= 0) {
-        pi[j] = static_cast<int32_t>(best);
-        s.state[j] = kReaches;
-        s.lost[k] = -1;
+        mark(k, best);
         progress = true;
-      } else {
-        done = false;
       }
     }
-    if (done) return true;
   }
-  return false;
+  for (int32_t j : s.lost)
+    if (j >= 0) return false;
+  return true;
 }
+
+// Searches (O(n) each) that all rows' mends may spend together: 16 a vertex, so that the mend
+// stays within a few passes over the matrix whatever the graph.
+constexpr int64_t kSearchesPerVertex = 16;
 
 template <class T>
 int64_t repair(const Matrix& dist, const PredMatrix& pred) {
   const int64_t n = dist.n;
   const T* d = static_cast<const T*>(dist.data);
   // Found in parallel (each row reads only itself), mended in row order on one thread: a mend
-  // reads other rows' predecessors, which an earlier mend may have changed, so the order is fixed.
+  // reads other rows' predecessors (pred[p][j] == p) that an earlier mend may have changed.
   std::vector<uint8_t> looping(static_cast<size_t>(n), 0);
 #pragma omp parallel if (n >= kParallelMinN)
   {
@@ -130,13 +149,11 @@ int64_t repair(const Matrix& dist, const PredMatrix& pred) {
       looping[static_cast<size_t>(i)] = find_lost(i, d + i * dist.ld, pred.data + i * pred.ld, n, s);
   }
   RowScratch s;
-  int64_t mended = 0;
+  int64_t mended = 0, budget = kSearchesPerVertex * n;
   for (int64_t i = 0; i < n; ++i) {
     if (!looping[static_cast<size_t>(i)]) continue;
     find_lost(i, d + i * dist.ld, pred.data + i * pred.ld, n, s);
-    if (!mend_row(i, d, dist.ld, pred.data, pred.ld, n, s, true))
-      mend_row(i, d, dist.ld, pred.data, pred.ld, n, s, false);
-    ++mended;
+    mended += mend_row(i, d, dist.ld, pred.data, pred.ld, n, s, budget);
   }
   return mended;
 }

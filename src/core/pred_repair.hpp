@@ -16,10 +16,15 @@
 namespace apsp {
 
 // For each row i of a float result, finds the vertices whose predecessor chain does not lead back
-// to i (O(n) a row), and gives each one, in turn, the predecessor p among vertices whose chains do:
-// a direct shortest edge p -> j (pred[p][j] == p) with dist[i][p] + dist[p][j] within the rounding
-// of a path sum of dist[i][j] (the closest such p). Vertices then lead to i on a path whose length
-// is dist[i][j] within rounding. Returns the number of rows mended; integer dtypes return 0.
+// to i (one pass a row unless a vertex's predecessor is not strictly closer than it) and gives
+// each, in turn, its own predecessor once that one leads back, else the closest p that leads
+// back with a direct shortest edge p -> j (pred[p][j] == p) and dist[i][p] + dist[p][j] within
+// the rounding of dist[i][j]: every mended chain is a path of length dist within rounding. A
+// vertex with no such p keeps its loop (seen with negative weights around a zero-weight cycle,
+// where the right predecessor is often i itself, whose edge the loop overwrote), so apsp.path
+// reports the inconsistency instead of a made-up path; so does one past the searches' budget
+// (16 O(n) searches a vertex for the whole matrix). Returns the number of rows left without
+// loops among those that had some; integer dtypes return 0 (their sums are exact).
 int64_t repair_predecessor_loops(const Matrix& dist, const PredMatrix& pred);
 
 }  // namespace apsp
