@@ -45,7 +45,8 @@ def find_negative_cycle(w: np.ndarray, edge: np.ndarray) -> Optional[list[int]]:
     return _search(w, edge, _MAX_WORK)[0]
 
 
-def _search(w: np.ndarray, edge: np.ndarray, budget: float) -> tuple[Optional[list[int]], bool, float]:
+def _search(w: np.ndarray, edge: np.ndarray,
+            budget: float) -> tuple[Optional[list[int]], bool, float]:
     """(one negative cycle or None, whether the search settled, the work it spent): a None that
     settled means the graph has no negative cycle; one that did not ran out of `budget`.
 
@@ -109,7 +110,8 @@ def closed_walk_vertices(graph: Any, directed: bool) -> Optional[tuple[list[int]
     budget, vertices, first = _MAX_WORK, [], None
     for c in range(count):
         members = np.flatnonzero(labels == c)
-        if len(members) == 1 and not (edge[members[0], members[0]] and w[members[0], members[0]] < 0):
+        v = members[0]
+        if len(members) == 1 and not (edge[v, v] and w[v, v] < 0):  # no cycle through it
             continue
         sub_w, sub_edge = w[np.ix_(members, members)], edge[np.ix_(members, members)]
         cycle, settled, spent = _search(sub_w, sub_edge, budget)
@@ -119,10 +121,15 @@ def closed_walk_vertices(graph: Any, directed: bool) -> Optional[tuple[list[int]
         if cycle is not None:
             vertices.extend(members.tolist())
             if first is None:
-                nxt = cycle[1:] + cycle[:1]
-                weight = sum(sub_w[a, b].item() for a, b in zip(cycle, nxt))  # exact
-                first = ([int(members[v]) for v in cycle], float(weight))
+                first = _in_order(sub_w, cycle, members)
     return sorted(vertices), first
+
+
+def _in_order(w: np.ndarray, cycle: list[int], idx: np.ndarray) -> tuple[list[int], float]:
+    """(`cycle` in `idx`'s numbering, its weight in `w`, summed exactly as Python numbers)."""
+    nxt = cycle[1:] + cycle[:1]
+    weight = sum(w[a, b].item() for a, b in zip(cycle, nxt))
+    return [int(idx[v]) for v in cycle], float(weight)
 
 
 def _as_host(graph: Any) -> np.ndarray:
@@ -164,11 +171,7 @@ def cycle_in(w: np.ndarray, edge: np.ndarray, idx: np.ndarray,
     if not directed:
         w, edge = _undirected(w, edge)
     found = find_negative_cycle(w, edge)
-    if found is None:
-        return None
-    nxt = found[1:] + found[:1]
-    weight = sum(w[a, b].item() for a, b in zip(found, nxt))  # Python ints: exact
-    return [int(idx[v]) for v in found], float(weight)
+    return None if found is None else _in_order(w, found, idx)
 
 
 def sparse_subgraph(sp: Any, idx: np.ndarray) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from . import _core
 from ._devices import parse_device
-from ._intake import as_torch_kind, bump_version, check_torch_layout, is_torch, wrote_before
+from ._intake import InPlaceWrite, as_torch_kind, check_torch_layout, is_torch
 from ._progress import make_progress
 from ._solve import check_square
 
@@ -153,15 +153,9 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
         # The consumer's stream is the tensor's current stream, for which __dlpack__(stream=...)
         # orders nothing (it only waits when the streams differ); to_dlpack exports the same
         # tensor without that Python-level bookkeeping (14 us of a 40 us call, measured).
-        try:
+        with InPlaceWrite(graph if overwrite else None):
             _run(to_dlpack(work), None if pred is None else to_dlpack(pred), stream, n, index,
                  directed, unweighted, progress, check)
-        except BaseException as exc:
-            if overwrite and wrote_before(exc):  # a negative cycle comes after the rounds
-                bump_version(graph)
-            raise
-        if overwrite:
-            bump_version(graph)
     if pred is not None:
         pred = as_torch_kind(graph, pred)
     return _result(graph if overwrite else as_torch_kind(graph, work), pred, return_predecessors)

@@ -68,13 +68,29 @@ def as_torch_kind(graph: Any, tensor: Any) -> Any:
     return tensor.as_subclass(cls)
 
 
-def wrote_before(exc: BaseException) -> bool:
-    """Whether an in-place solve that raised `exc` may have written the array: after its rounds
-    (a negative cycle), or during them (Ctrl-C, a CUDA error). The input checks' errors (NaN,
-    overflow, dtype, device, memory) come before anything is written."""
-    from ._errors import NegativeCycleError
+class InPlaceWrite:
+    """``with InPlaceWrite(tensor):`` around a solve that writes `tensor` behind autograd's back
+    (None: nothing to tell). Its version is bumped after the block, so that a graph that saved it
+    for backward raises instead of using stale values; after an error too where the solve may
+    have written: after its rounds (a negative cycle) or during them (Ctrl-C, a CUDA error), not
+    on the input checks' errors (NaN, overflow, dtype, device, memory), which come first."""
 
-    return isinstance(exc, (NegativeCycleError, KeyboardInterrupt, RuntimeError))
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if self.tensor is not None:
+            from ._errors import NegativeCycleError
+
+            wrote = (NegativeCycleError, KeyboardInterrupt, RuntimeError)
+            if exc is None or isinstance(exc, wrote):
+                bump_version(self.tensor)
+        return False
 
 
 def bump_version(tensor: Any) -> None:

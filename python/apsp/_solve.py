@@ -184,16 +184,10 @@ def _dispatch(graph: Any, *, directed: bool, unweighted: bool, return_predecesso
     if overwrite and not _intake.writes_reach(graph, arr):  # a new array: writing it is no use
         raise ValueError(f"overwrite=True cannot write into a {type(graph).__name__}: it had to be "
                          "converted to a new array. Pass a NumPy array, or overwrite=False.")
-    try:
+    with _intake.InPlaceWrite(graph if overwrite and _intake.is_torch(graph) else None):
         result = solve_host(arr, directed=directed, unweighted=unweighted,
                             return_predecessors=return_predecessors, overwrite=overwrite,
                             device=device, progress=progress)
-    except BaseException as exc:
-        if overwrite and _intake.is_torch(graph) and _intake.wrote_before(exc):
-            _intake.bump_version(graph)  # written behind autograd's back before the error
-        raise
-    if overwrite and _intake.is_torch(graph):
-        _intake.bump_version(graph)
     return _intake.wrap_host_result(graph, result)
 
 

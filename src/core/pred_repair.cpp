@@ -14,14 +14,15 @@ namespace {
 
 enum : uint8_t { kUnknown = 0, kWalking = 1, kReaches = 2, kLost = 3 };
 
-// Rows below this many vertices are mended on the calling thread (as the CPU engine's small
-// solves: a parallel region costs more than the O(n^2) walk).
+// Below this many vertices the rows are checked on the calling thread (as the CPU engine's small
+// solves: a parallel region costs more than the O(n^2) pass).
 constexpr int64_t kParallelMinN = 256;
 
 struct RowScratch {
   std::vector<uint8_t> state;  // per vertex of the row: kUnknown .. kLost
   std::vector<int32_t> walk;   // the chain being followed
   std::vector<int32_t> lost;   // vertices whose chain does not reach the row's source
+  std::vector<int32_t> suspects;
 };
 
 // The state of vertex v in row i, following its chain (and marking every vertex on the way) where
@@ -51,18 +52,17 @@ uint8_t resolve(int64_t v, const int32_t* pi, int64_t n, RowScratch& s) {
 // their rows cost one pass.
 template <class T>
 bool find_lost(int64_t i, const T* di, const int32_t* pi, int64_t n, RowScratch& s) {
-  s.walk.clear();  // the suspects, first
+  s.suspects.clear();
   for (int64_t j = 0; j < n; ++j) {
     const int32_t p = pi[j];
-    if (p >= 0 && p < n && j != i && !(di[p] < di[j])) s.walk.push_back(static_cast<int32_t>(j));
+    if (p >= 0 && p < n && j != i && !(di[p] < di[j]))
+      s.suspects.push_back(static_cast<int32_t>(j));
   }
-  if (s.walk.empty()) return false;
-  std::vector<int32_t> suspects;
-  suspects.swap(s.walk);
+  if (s.suspects.empty()) return false;
   s.state.assign(static_cast<size_t>(n), kUnknown);
   s.state[i] = kReaches;
   s.lost.clear();
-  for (int32_t j : suspects) resolve(j, pi, n, s);
+  for (int32_t j : s.suspects) resolve(j, pi, n, s);
   return !s.lost.empty();
 }
 
@@ -84,7 +84,9 @@ bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, in
     if (std::isfinite(di[j])) scale = std::max(scale, std::fabs(di[j]));
   // resolve() may add vertices behind a loop to s.lost while this runs: they lead back once the
   // loop is mended (s.lost may move when it grows: read by index).
-  auto own_holds = [&](int64_t j) { return pi[j] >= 0 && pi[j] < n && resolve(pi[j], pi, n, s) == kReaches; };
+  auto own_holds = [&](int64_t j) {
+    return pi[j] >= 0 && pi[j] < n && resolve(pi[j], pi, n, s) == kReaches;
+  };
   auto mark = [&](size_t k, int64_t p) {
     const int64_t j = s.lost[k];
     pi[j] = static_cast<int32_t>(p);
@@ -125,9 +127,7 @@ bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, in
       }
     }
   }
-  for (int32_t j : s.lost)
-    if (j >= 0) return false;
-  return true;
+  return std::all_of(s.lost.begin(), s.lost.end(), [](int32_t j) { return j < 0; });
 }
 
 // Searches (O(n) each) that all rows' mends may spend together: 16 a vertex, so that the mend
@@ -145,8 +145,10 @@ int64_t repair(const Matrix& dist, const PredMatrix& pred) {
   {
     RowScratch s;
 #pragma omp for schedule(dynamic, 64)
-    for (int64_t i = 0; i < n; ++i)
-      looping[static_cast<size_t>(i)] = find_lost(i, d + i * dist.ld, pred.data + i * pred.ld, n, s);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool lost = find_lost(i, d + i * dist.ld, pred.data + i * pred.ld, n, s);
+      looping[static_cast<size_t>(i)] = lost;
+    }
   }
   RowScratch s;
   int64_t mended = 0, budget = kSearchesPerVertex * n;
