@@ -8,6 +8,8 @@
 #   session52.sh gpu         the whole GPU tier but the sanitizer test, alone (585 s)
 #   session52.sh final TAG   the predecessor loops probe, the GPU tier's predecessor tests (every
 #                            test named *pred*) and the CPU tier's new test, then the benchmark
+#   session52.sh all TAG     the whole GPU tier but the sanitizer test, then the benchmark (tag
+#                            h100_TAG), one call on the carried build
 #   session52.sh pred        the float predecessor loops probe (session52_pred_loops.py), the CPU
 #                            tier's new test, then the whole GPU tier but the sanitizer test
 #   session52.sh bench TAG   the benchmark alone (tag h100_TAG)
@@ -18,7 +20,13 @@ export PYTHONPATH=/tmp/apsp-site
 python -c "import apsp, json; print(json.dumps(apsp.info()))"
 python benchmarks/machine_facts.py > $OUT/machine_facts.txt 2>&1
 echo "install $(( $(date +%s) - t0 )) s"
-if [ "$1" = final ]; then
+if [ "$1" = all ]; then
+  APSP_REQUIRE_GPU=1 timeout -k 5 500 python -m pytest -m gpu tests --ignore=tests/test_sanitizer.py -q -p no:cacheprovider -p no:benchmark -rfEx -n 14 > $OUT/tests.txt 2>&1
+  echo "tier rc $? $(( $(date +%s) - t0 )) s"; tail -4 $OUT/tests.txt
+  pkill -f "pytest" ; sleep 1  # no worker left beside the benchmark
+  python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT --tag h100_$2 > $OUT/bench_log.txt 2>&1; echo "bench rc $? $(( $(date +%s) - t0 )) s"
+  grep -i "ceiling\|n= 10000\|n=  1024\|n=   256" $OUT/bench_log.txt | head -12; exit 0
+elif [ "$1" = final ]; then
   timeout 150 python benchmarks/probes/session52_pred_loops.py > $OUT/pred_loops.txt 2>&1
   echo "pred probe rc $? $(( $(date +%s) - t0 )) s"; cat $OUT/pred_loops.txt | tail -8
   timeout 60 python -m pytest tests/test_cpu_engine_kernels.py -k zero_weight -q -p no:cacheprovider -p no:benchmark > $OUT/cpu_pred_tests.txt 2>&1
