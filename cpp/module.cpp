@@ -124,11 +124,12 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
   // that costs nothing, Options::progress_polls_only).
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
-  if (cpu)
+  if (cpu) {
     apsp::solve_cpu(input, p, o);
-  else
-    apsp::solve_cuda_host(input, dist, p, o, device);
-  apsp::repair_predecessor_loops(dist, p);  // float rounding (pred_repair.hpp); O(n^2)
+    apsp::repair_predecessor_loops(dist, p);  // float rounding (pred_repair.hpp); O(n^2)
+  } else {
+    apsp::solve_cuda_host(input, dist, p, o, device);  // mended on the device
+  }
 }
 
 // A scipy.sparse graph in COO form for the CUDA engine: the edges go to the device and are
@@ -158,8 +159,7 @@ void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
   Callback cb{progress};
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
-  apsp::solve_cuda_sparse_host(g, m, p, o, device);
-  apsp::repair_predecessor_loops(m, p);  // float rounding (pred_repair.hpp); O(n^2)
+  apsp::solve_cuda_sparse_host(g, m, p, o, device);  // predecessors mended on the device
 }
 
 // An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken
@@ -214,6 +214,26 @@ void solve_device(uintptr_t data, int64_t n, int64_t ld, const std::string& dtyp
                                  progress.is_none() ? nullptr : &cb);
   py::gil_scoped_release release;
   apsp::solve_cuda(m, p, o, device, reinterpret_cast<void*>(stream));
+}
+
+// The predecessor mends alone (core/pred_repair.hpp), for the tests' crafted loops: on host arrays
+// (returns the rows mended) and on device arrays, enqueued on `stream` of their device.
+int64_t repair_host(py::buffer dist, py::object pred) {
+  py::buffer_info info = dist.request();
+  const apsp::Matrix d = host_matrix(info, "dist", false);
+  const apsp::PredMatrix p = host_pred(pred, d.n);
+  py::gil_scoped_release release;
+  return apsp::repair_predecessor_loops(d, p);
+}
+void repair_device(py::object dist, py::object pred, uintptr_t stream) {
+  std::unique_ptr<DeviceArray> dist_holder, pred_holder;
+  const ArrayView d = view_of(dist, "dist", dist_holder);
+  const ArrayView p = view_of(pred, "predecessor array", pred_holder);
+  if (p.matrix.dtype != apsp::DType::int32 || p.matrix.n != d.matrix.n || p.device != d.device)
+    throw py::value_error("the predecessor array must be an n x n int32 array on dist's device");
+  const apsp::PredMatrix pm{static_cast<int32_t*>(p.matrix.data), p.matrix.ld};
+  py::gil_scoped_release release;
+  apsp::repair_predecessor_loops_cuda(d.matrix, pm, d.device, reinterpret_cast<void*>(stream));
 }
 
 void bind_device_array(py::module_& m) {
@@ -323,5 +343,10 @@ PYBIND11_MODULE(_core, m) {
         py::arg("check_negative_cycles"), py::arg("progress"),
         "Solve in place on a DLPack capsule (consumed), DeviceArray or DeviceBuffer, enqueued on\n"
         "`stream` of its device.");
+  m.def("repair_predecessor_loops", &repair_host, py::arg("dist"), py::arg("pred"),
+        "Mend looping predecessor chains of a float host result in place (tests).");
+  m.def("repair_predecessor_loops_device", &repair_device, py::arg("dist"), py::arg("pred"),
+        py::arg("stream"),
+        "Mend looping predecessor chains of a float device result in place, on `stream` (tests).");
   m.def("info", &info, "Build and device facts.");
 }

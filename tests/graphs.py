@@ -268,15 +268,74 @@ def zero_cycle_loop_case() -> np.ndarray:
     return g
 
 
+def crafted_pred_loop(dtype, mendable: bool, n: int = 4):
+    """(graph, dist, pred) of n >= 4 vertices, the CPU engine's results, whose row 0 was then given
+    the loop that float rounding can leave around the zero-weight cycle 1 <-> 2: pred[0][1] = 2
+    and pred[0][2] = 1. mendable: 0 -> 3 -> 2 (1 + 0) is a shortest path with a direct last edge,
+    and a mend makes pred[0][:4] = [-9999, 2, 3, 0]; else the only way in is the edge 0 -> 1 that
+    the loop overwrote, and no mend may make a path up. Vertices from 4 on have no edges."""
+    g = np.full((4, 4), np.inf)
+    g[0, 1], g[1, 2], g[2, 1] = 1.0, 0.0, 0.0
+    if mendable:
+        g[0, 3], g[3, 2] = 1.0, 0.0
+    d4, p4 = apsp.solve(g.astype(dtype), return_predecessors=True, device="cpu")
+    big = np.full((n, n), np.inf, dtype=dtype)
+    big[:4, :4] = g
+    dist = np.full((n, n), np.inf, dtype=dtype)
+    np.fill_diagonal(dist, 0)
+    dist[:4, :4] = d4
+    pred = np.full((n, n), -9999, dtype=np.int32)
+    pred[:4, :4] = p4
+    pred[0, 1], pred[0, 2] = 2, 1
+    return big, dist, pred
+
+
+def injected_pred_loops(g: np.ndarray, *, directed: bool = True, rows: int = 8, seed: int = 0):
+    """(dist, pred) of g (the CPU engine's) with a two-vertex loop put into up to `rows` rows i:
+    pred[i][a] = b and pred[i][b] = a for an edge a <-> b of weight 0 both ways, with
+    dist[i][a] == dist[i][b] (finite), as float rounding can leave one."""
+    dist, pred = apsp.solve(g, return_predecessors=True, directed=directed, device="cpu")
+    w = g if directed else np.minimum(g, g.T)
+    a_s, b_s = np.nonzero((w == 0) & (w.T == 0) & ~np.eye(len(g), dtype=bool))
+    rng = np.random.default_rng(seed)
+    done = 0
+    for i in rng.permutation(len(g)):
+        same = ((dist[i, a_s] == dist[i, b_s]) & np.isfinite(dist[i, a_s]) & (a_s != i)
+                & (b_s != i))
+        if same.any():
+            k = rng.choice(np.flatnonzero(same))
+            pred[i, a_s[k]], pred[i, b_s[k]] = b_s[k], a_s[k]
+            done += 1
+            if done == rows:
+                break
+    return dist, pred
+
+
+def looping_rows(dist: np.ndarray, pred: np.ndarray) -> set:
+    """The rows i with a reachable j whose predecessor chain does not lead back to i within n
+    steps (it loops, or stops short)."""
+    n = pred.shape[0]
+    src, dst = np.nonzero(np.isfinite(as_float(dist)) & ~np.eye(n, dtype=bool))
+    cur = dst.copy()
+    for _ in range(n):
+        p = pred[src, cur].astype(np.int64)
+        cur = np.where((cur == src) | (p < 0), cur, p)
+    return set(src[cur != src].tolist())
+
+
 def assert_chains_lead_back(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,
-                            directed: bool = True, rtol: float = 1e-4) -> None:
+                            directed: bool = True, rtol: float = 1e-4,
+                            skip_sources: frozenset = frozenset()) -> None:
     """Every reachable pair's predecessor chain leads back to its source within n steps along
     edges of g, and the edges' weights add up to dist within `rtol` (float sums round; for exact
-    sums see assert_paths_consistent). All pairs, vectorized."""
+    sums see assert_paths_consistent). All pairs but those from `skip_sources`, vectorized."""
     n = g.shape[0]
     w = as_float(g) if directed else np.minimum(as_float(g), as_float(g).T)
     fd = as_float(dist)
     src, dst = np.nonzero(np.isfinite(fd) & ~np.eye(n, dtype=bool))
+    if skip_sources:
+        keep = ~np.isin(src, list(skip_sources))
+        src, dst = src[keep], dst[keep]
     cur, total = dst.copy(), np.zeros(len(src))
     active = np.ones(len(src), dtype=bool)
     for _ in range(n):

@@ -20,7 +20,8 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import (assert_chains_lead_back, env_set, hub_star, long_ring, narrow_boundary_chain,
+from graphs import (assert_chains_lead_back, crafted_pred_loop, env_set, hub_star,
+                    injected_pred_loops, long_ring, looping_rows, narrow_boundary_chain,
                     random_graph, rounding_zero_cycles, traced, zero_cycle_loop_case)
 
 DTYPES = ("float32", "float64", "int32", "int64")
@@ -391,3 +392,42 @@ def test_float_predecessors_around_zero_weight_cycles_lead_back(dtype: str, dire
                 except AssertionError:
                     looped += 1
     assert looped > 0 or (dtype, directed) == ("float32", False), "no graph here needs the mend"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mend_of_a_crafted_loop(dtype: str) -> None:
+    """The host mend alone (_core.repair_predecessor_loops): a loop with a way back is mended
+    through it, one without is left as it was (no path is made up), and APSP_PRED_REPAIR=0 skips
+    it."""
+    g, dist, pred = crafted_pred_loop(dtype, mendable=True)
+    assert _core.repair_predecessor_loops(dist, pred) == 1
+    np.testing.assert_array_equal(pred[0], [-9999, 2, 3, 0])
+    assert_chains_lead_back(g, dist, pred)
+    _, dist, pred = crafted_pred_loop(dtype, mendable=False)
+    before = pred.copy()
+    assert _core.repair_predecessor_loops(dist, pred) == 0
+    np.testing.assert_array_equal(pred, before)
+    _, dist, pred = crafted_pred_loop(dtype, mendable=True)
+    before = pred.copy()
+    with env_set(APSP_PRED_REPAIR="0"):
+        assert _core.repair_predecessor_loops(dist, pred) == 0
+    np.testing.assert_array_equal(pred, before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
+def test_mend_of_injected_loops(dtype: str, directed: bool) -> None:
+    """Loops put into rows of real results: the rows the mend reports are those whose chains all
+    lead back afterwards, and most rows are."""
+    injected = mended = 0
+    for seed in range(12):
+        g = rounding_zero_cycles((40, 65, 100, 130)[seed % 4], seed).astype(dtype)
+        dist, pred = injected_pred_loops(g, directed=directed, seed=seed)
+        before = looping_rows(dist, pred)
+        count = _core.repair_predecessor_loops(dist, pred)
+        left = looping_rows(dist, pred)
+        assert left <= before and count == len(before - left)
+        assert_chains_lead_back(g, dist, pred, directed=directed, skip_sources=left)
+        injected += len(before)
+        mended += count
+    assert mended >= injected // 2 > 0

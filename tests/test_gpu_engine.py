@@ -15,8 +15,9 @@ import pytest
 
 import apsp
 from apsp import _core
-from graphs import (CAIOnly, assert_chains_lead_back, env_set, hub_star, long_ring,
-                    narrow_boundary_chain, rounding_zero_cycles, traced, zero_cycle_loop_case)
+from graphs import (CAIOnly, assert_chains_lead_back, crafted_pred_loop, env_set, hub_star,
+                    injected_pred_loops, long_ring, looping_rows, narrow_boundary_chain,
+                    rounding_zero_cycles, traced, zero_cycle_loop_case)
 
 pytestmark = pytest.mark.gpu
 
@@ -1993,12 +1994,67 @@ def test_narrow_plan_forced_where_it_does_not_fit(rng, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
-def test_float_predecessors_around_zero_weight_cycles_lead_back(dtype, directed) -> None:
-    """The CUDA engine's host results, as the CPU engine's: sums that round and zero-weight
-    cycles, and every chain leads back to its source (src/core/pred_repair.hpp mends them)."""
+def test_float_predecessors_around_zero_weight_cycles_lead_back(torch, dtype, directed) -> None:
+    """The CUDA engine's results, as the CPU engine's: sums that round and zero-weight cycles, and
+    every chain leads back to its source (src/cuda/pred_repair.cu mends them on the device), from
+    host arrays and from device arrays."""
     graphs = [zero_cycle_loop_case()] + [rounding_zero_cycles((40, 65, 100, 130, 300)[seed % 5],
                                                               seed) for seed in range(60)]
     for g in graphs:
         g = g.astype(dtype)
         dist, pred = gpu_host_solve(g, pred=True, directed=directed)
         assert_chains_lead_back(g, dist, pred, directed=directed)
+        t = torch.from_numpy(g).cuda()
+        dist, pred = apsp.solve(t, return_predecessors=True, directed=directed)
+        assert_chains_lead_back(g, dist.cpu().numpy(), pred.cpu().numpy(), directed=directed)
+
+
+def device_mend(torch, dist: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """The device mend alone on torch copies of dist and pred, on a side stream; the mended pred."""
+    d, p = torch.from_numpy(dist).cuda(), torch.from_numpy(pred).cuda()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        _core.repair_predecessor_loops_device(torch.utils.dlpack.to_dlpack(d),
+                                              torch.utils.dlpack.to_dlpack(p), s.cuda_stream)
+    s.synchronize()
+    return p.cpu().numpy()
+
+
+# 13000: past the vertices whose chains fit in shared memory (pred_repair.cu: global scratch).
+@pytest.mark.parametrize("n", [4, 13000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_device_mend_of_a_crafted_loop(torch, n, dtype) -> None:
+    """The device mend alone (_core.repair_predecessor_loops_device): a loop with a way back is
+    mended through it as the host mend does, and one without is left as it was."""
+    g, dist, pred = crafted_pred_loop(dtype, mendable=True, n=n)
+    got = device_mend(torch, dist, pred)
+    np.testing.assert_array_equal(got[0, :4], [-9999, 2, 3, 0])
+    np.testing.assert_array_equal(got[1:], pred[1:])
+    if n == 4:
+        assert_chains_lead_back(g, dist, got)
+    g, dist, pred = crafted_pred_loop(dtype, mendable=False, n=n)
+    np.testing.assert_array_equal(device_mend(torch, dist, pred), pred)
+    with env_set(APSP_PRED_REPAIR="0"):  # switched off, as on the host
+        _, dist, pred = crafted_pred_loop(dtype, mendable=True, n=4)
+        np.testing.assert_array_equal(device_mend(torch, dist, pred), pred)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
+def test_device_mend_of_injected_loops(torch, dtype, directed) -> None:
+    """Loops put into rows of real results: the device mend leaves loops in the same rows as the
+    host mend (those without a way back), and every chain of the other rows leads back."""
+    mended = 0
+    for seed in range(12):
+        g = rounding_zero_cycles((40, 65, 100, 130)[seed % 4], seed).astype(dtype)
+        dist, pred = injected_pred_loops(g, directed=directed, seed=seed)
+        before = looping_rows(dist, pred)
+        host = pred.copy()
+        _core.repair_predecessor_loops(dist, host)
+        got = device_mend(torch, dist, pred)
+        left = looping_rows(dist, got)
+        assert left == looping_rows(dist, host)
+        mended += len(before - left)
+        assert_chains_lead_back(g, dist, got, directed=directed, skip_sources=left)
+    assert mended > 0

@@ -1,6 +1,7 @@
 // The CUDA entry points of a build without the CUDA engine: they report why it is absent.
 // Compiled into every build; empty when the CUDA engine (src/cuda) is compiled in.
 #include "apsp/apsp.hpp"
+#include "core/pred_repair.hpp"
 
 #if !APSP_WITH_CUDA
 namespace apsp {
@@ -18,6 +19,7 @@ static void absent() {
 void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
 void solve_cuda_host(Matrix, Matrix, PredMatrix, const Options&, int) { absent(); }
 void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&, int) { absent(); }
+void repair_predecessor_loops_cuda(const Matrix&, const PredMatrix&, int, void*) { absent(); }
 
 }  // namespace apsp
 #endif

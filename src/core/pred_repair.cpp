@@ -76,10 +76,7 @@ bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, in
               RowScratch& s, int64_t& budget) {
   const T* di = d + i * ldd;
   int32_t* pi = pred + i * ldp;
-  const T eps = std::numeric_limits<T>::epsilon();
-  // A path's sum in any order is within (n + 1) eps of the sum of its terms' magnitudes; with
-  // negative weights its partial sums reach past its length, up to the row's largest distances.
-  T scale = 0;
+  T scale = 0;  // within_rounding's
   for (int64_t j = 0; j < n; ++j)
     if (std::isfinite(di[j])) scale = std::max(scale, std::fabs(di[j]));
   // resolve() may add vertices behind a loop to s.lost while this runs: they lead back once the
@@ -115,8 +112,8 @@ bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, in
         if (p == j || pred[p * ldp + j] != p) continue;
         const T dp = d[p * ldd + j];
         const T len = di[p] + dp;
-        const T tol = T(n + 1) * eps * (scale + std::fabs(dp));
-        if (!std::isfinite(len) || !(len <= di[j] + tol) || !(len < best_len)) continue;
+        if (!std::isfinite(len) || !within_rounding(len, di[j], dp, scale, n) || !(len < best_len))
+          continue;
         if (resolve(p, pi, n, s) != kReaches) continue;
         best = p;
         best_len = len;
@@ -129,10 +126,6 @@ bool mend_row(int64_t i, const T* d, int64_t ldd, int32_t* pred, int64_t ldp, in
   }
   return std::all_of(s.lost.begin(), s.lost.end(), [](int32_t j) { return j < 0; });
 }
-
-// Searches (O(n) each) that all rows' mends may spend together: 16 a vertex, so that the mend
-// stays within a few passes over the matrix whatever the graph.
-constexpr int64_t kSearchesPerVertex = 16;
 
 template <class T>
 int64_t repair(const Matrix& dist, const PredMatrix& pred) {
@@ -151,7 +144,7 @@ int64_t repair(const Matrix& dist, const PredMatrix& pred) {
     }
   }
   RowScratch s;
-  int64_t mended = 0, budget = kSearchesPerVertex * n;
+  int64_t mended = 0, budget = kMendSearchesPerVertex * n;
   for (int64_t i = 0; i < n; ++i) {
     if (!looping[static_cast<size_t>(i)]) continue;
     find_lost(i, d + i * dist.ld, pred.data + i * pred.ld, n, s);
@@ -162,10 +155,13 @@ int64_t repair(const Matrix& dist, const PredMatrix& pred) {
 
 }  // namespace
 
+bool pred_repair_enabled() {
+  const char* off = std::getenv("APSP_PRED_REPAIR");
+  return off == nullptr || std::strcmp(off, "0") != 0;
+}
+
 int64_t repair_predecessor_loops(const Matrix& dist, const PredMatrix& pred) {
-  if (pred.data == nullptr || dist.n == 0) return 0;
-  const char* off = std::getenv("APSP_PRED_REPAIR");  // "0": skipped, to measure what it costs
-  if (off != nullptr && std::strcmp(off, "0") == 0) return 0;
+  if (pred.data == nullptr || dist.n == 0 || !pred_repair_enabled()) return 0;
   switch (dist.dtype) {
     case DType::float32: return repair<float>(dist, pred);
     case DType::float64: return repair<double>(dist, pred);

@@ -1,5 +1,6 @@
 // CUDA error checking for the CUDA engine: every runtime call and launch goes through these, and
-// failures become apsp::CudaError / apsp::MemoryError carrying the operation, file, line and text.
+// failures become apsp::CudaError / apsp::MemoryError carrying the operation, file, line and text;
+// and DeviceGuard, which sets the device an entry point works on.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -62,3 +63,34 @@ inline GpuMemory gpu_memory() {
     if (apsp_err_ != cudaSuccess)                                                         \
       ::apsp::cuda_detail::throw_cuda(apsp_err_, "launch of " kernel_name, __FILE__, __LINE__); \
   } while (0)
+
+namespace apsp::cuda_detail {
+
+struct DeviceGuard {  // sets the current device, restores the caller's on exit
+  int prev = -1;
+  explicit DeviceGuard(int device) {
+    // A non-sticky error left on this thread by an earlier call (ours or the caller's, e.g. a
+    // caller's stream capture that another thread's device-wide sync invalidated) would
+    // otherwise fail this solve's first launch check: every error is checked where it happens, so
+    // none is owed.
+    (void)cudaGetLastError();
+    APSP_CUDA_CHECK(cudaGetDevice(&prev));
+    if (prev == device) return;
+    const cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      int count = 0;
+      (void)cudaGetDeviceCount(&count);
+      std::ostringstream m;
+      m << "CUDA device " << device << " cannot be used (" << cudaGetErrorName(err) << ": "
+        << cudaGetErrorString(err) << "); " << count << " device(s) visible: use 0.." << count - 1;
+      prev = -1;
+      throw CudaError(m.str());
+    }
+  }
+  ~DeviceGuard() {
+    if (prev >= 0) (void)cudaSetDevice(prev);
+  }
+};
+
+}  // namespace apsp::cuda_detail

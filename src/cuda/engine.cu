@@ -35,6 +35,7 @@
 
 #include "apsp/apsp.hpp"
 #include "core/contract.hpp"
+#include "core/pred_repair.hpp"
 #include "cuda/check.cuh"
 #include "cuda/cluster.cuh"
 #include "cuda/flow.cuh"
@@ -380,33 +381,6 @@ void with_dtype(DType dtype, F&& f) {
 }
 
 // ---- RAII ----------------------------------------------------------------------------------------
-struct DeviceGuard {  // sets the current device, restores the caller's on exit
-  int prev = -1;
-  explicit DeviceGuard(int device) {
-    // A non-sticky error left on this thread by an earlier call (ours or the caller's, e.g. a
-    // caller's stream capture that another thread's device-wide sync invalidated) would
-    // otherwise fail this solve's first launch check: every error is checked where it happens, so
-    // none is owed.
-    (void)cudaGetLastError();
-    APSP_CUDA_CHECK(cudaGetDevice(&prev));
-    if (prev == device) return;
-    const cudaError_t err = cudaSetDevice(device);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      int count = 0;
-      (void)cudaGetDeviceCount(&count);
-      std::ostringstream m;
-      m << "CUDA device " << device << " cannot be used (" << cudaGetErrorName(err) << ": "
-        << cudaGetErrorString(err) << "); " << count << " device(s) visible: use 0.." << count - 1;
-      prev = -1;
-      throw CudaError(m.str());
-    }
-  }
-  ~DeviceGuard() {
-    if (prev >= 0) (void)cudaSetDevice(prev);
-  }
-};
-
 // MemoryError with bytes needed and free (the error contract), for `what`.
 [[noreturn]] void throw_out_of_memory(uint64_t needed, const std::string& what) {
   const GpuMemory g = gpu_memory();
@@ -1923,6 +1897,10 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     solve_argmin<T>(job, opt, device, stream, sc, argmin_exact);
   else
     run_chosen();
+  // Float sums that round can leave predecessor chains that loop (core/pred_repair.hpp); exact
+  // ones (integer weights on the argmin or tagged plan) cannot.
+  if (pred.data && !std::is_integral_v<T> && !argmin_on_exact_sums && tiles != Tiles::tagged)
+    repair_predecessor_loops_cuda(dist, pred, device, stream);
   if (trace && job.below_zero) {  // which step the device chose (one sync, diagnostics only)
     unsigned below = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&below, job.below_zero, sizeof(below), cudaMemcpyDeviceToHost,
