@@ -313,14 +313,32 @@ def injected_pred_loops(g: np.ndarray, *, directed: bool = True, rows: int = 8, 
 
 def looping_rows(dist: np.ndarray, pred: np.ndarray) -> set:
     """The rows i with a reachable j whose predecessor chain does not lead back to i within n
-    steps (it loops, or stops short)."""
+    steps (it loops, or stops short). Pointer jumping: O(n^2 log n)."""
     n = pred.shape[0]
-    src, dst = np.nonzero(np.isfinite(as_float(dist)) & ~np.eye(n, dtype=bool))
-    cur = dst.copy()
-    for _ in range(n):
-        p = pred[src, cur].astype(np.int64)
-        cur = np.where((cur == src) | (p < 0), cur, p)
-    return set(src[cur != src].tolist())
+    rows = np.arange(n)[:, None]
+    anc = pred.astype(np.int64)
+    anc[(anc < 0) | (anc >= n)] = -1
+    anc[np.arange(n), np.arange(n)] = np.arange(n)  # a chain that reaches i stays there
+    for _ in range(int(np.ceil(np.log2(max(n, 2)))) + 1):  # 2^steps >= n
+        anc = np.where(anc >= 0, anc[rows, np.maximum(anc, 0)], -1)
+    lost = np.isfinite(as_float(dist)) & ~np.eye(n, dtype=bool) & (anc != rows)
+    return set(np.flatnonzero(lost.any(axis=1)).tolist())
+
+
+def crafted_pred_loops(dtype, loops: int, first: int):
+    """(graph, dist, pred) whose row 0 was given `loops` loops, each as float rounding can leave
+    one: for t < loops, vertices h, a, b = first + 3t, +1, +2 with edges 0 -> h (1), h -> a,
+    h -> b and a <-> b (0), the CPU engine's results, then pred[0][a] = b and pred[0][b] = a.
+    Each loop is mended through h (a direct shortest edge, and h leads back)."""
+    n = first + 3 * loops
+    g = np.full((n, n), np.inf)
+    h = first + 3 * np.arange(loops)
+    g[0, h] = 1.0
+    g[h, h + 1] = g[h, h + 2] = g[h + 1, h + 2] = g[h + 2, h + 1] = 0.0
+    g = g.astype(dtype)
+    dist, pred = apsp.solve(g, return_predecessors=True, device="cpu")
+    pred[0, h + 1], pred[0, h + 2] = h + 2, h + 1
+    return g, dist, pred
 
 
 def assert_chains_lead_back(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,

@@ -20,8 +20,8 @@ from scipy.sparse.csgraph import floyd_warshall
 
 import apsp
 from apsp import _core
-from graphs import (assert_chains_lead_back, crafted_pred_loop, env_set, hub_star,
-                    injected_pred_loops, long_ring, looping_rows, narrow_boundary_chain,
+from graphs import (assert_chains_lead_back, crafted_pred_loop, crafted_pred_loops, env_set,
+                    hub_star, injected_pred_loops, long_ring, looping_rows, narrow_boundary_chain,
                     random_graph, rounding_zero_cycles, traced, zero_cycle_loop_case)
 
 DTYPES = ("float32", "float64", "int32", "int64")
@@ -431,3 +431,18 @@ def test_mend_of_injected_loops(dtype: str, directed: bool) -> None:
         injected += len(before)
         mended += count
     assert mended >= injected // 2 > 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mend_of_many_loops_in_one_row(dtype: str) -> None:
+    """Thirty loops in one row: the host mend takes each through its hub and changes only row 0's
+    looping entries (the device's twin is in test_gpu_engine.py)."""
+    g, dist, pred = crafted_pred_loops(dtype, loops=30, first=520)
+    assert looping_rows(dist, pred) == {0}
+    got = pred.copy()
+    assert _core.repair_predecessor_loops(dist, got) == 1
+    assert looping_rows(dist, got) == set()
+    assert_chains_lead_back(g, dist, got)
+    hubs = 520 + 3 * np.arange(30)
+    rows, cols = np.nonzero(got != pred)
+    assert set(rows.tolist()) == {0} and set(cols.tolist()) <= set(hubs + 1) | set(hubs + 2)

@@ -1,7 +1,8 @@
 # Fifty-third session: a small driver for compute-sanitizer (memcheck, racecheck) over the device
 # predecessor mend (src/cuda/pred_repair.cu): float solves with predecessors whose rows have
 # suspects (zero-weight cycles where sums round; negative edges), on host and torch arrays, and the
-# mend alone on crafted loops; every chain must lead back, as on the CPU engine.
+# mend alone on crafted loops (one, and thirty in one row); every chain must lead back, as on the
+# CPU engine.
 import sys
 
 import numpy as np
@@ -11,8 +12,8 @@ import apsp
 from apsp import _core
 
 sys.path.insert(0, "tests")
-from graphs import (assert_chains_lead_back, crafted_pred_loop, rounding_zero_cycles,  # noqa: E402
-                    zero_cycle_loop_case)
+from graphs import (assert_chains_lead_back, crafted_pred_loop, crafted_pred_loops,  # noqa: E402
+                    looping_rows, rounding_zero_cycles, zero_cycle_loop_case)
 
 solves = 0
 for dtype in (np.float32, np.float64):
@@ -37,4 +38,11 @@ for dtype in (np.float32, np.float64):
         got = pp.cpu().numpy()
         assert list(got[0, :4]) == ([-9999, 2, 3, 0] if mendable else list(pred[0, :4])), got[0, :4]
         solves += 1
+    g, dist, pred = crafted_pred_loops(dtype, loops=30, first=520)  # batches past column 512
+    dd, pp = torch.from_numpy(dist).cuda(), torch.from_numpy(pred).cuda()
+    _core.repair_predecessor_loops_device(torch.utils.dlpack.to_dlpack(dd),
+                                          torch.utils.dlpack.to_dlpack(pp), 0)
+    torch.cuda.synchronize()
+    assert looping_rows(dist, pp.cpu().numpy()) == set()
+    solves += 1
 print(f"mend sanitizer driver: {solves} solves and mends, every chain leads back")

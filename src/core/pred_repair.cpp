@@ -131,8 +131,9 @@ template <class T>
 int64_t repair(const Matrix& dist, const PredMatrix& pred) {
   const int64_t n = dist.n;
   const T* d = static_cast<const T*>(dist.data);
-  // Found in parallel (each row reads only itself), mended in row order on one thread: a mend
-  // reads other rows' predecessors (pred[p][j] == p) that an earlier mend may have changed.
+  // Found in parallel (each row reads only itself), mended in row order on one thread, so that
+  // the one budget is spent in a fixed order. (The entries a mend reads in other rows, pred[p][j]
+  // == p, are never mended, so rows could be mended in parallel, as on the device.)
   std::vector<uint8_t> looping(static_cast<size_t>(n), 0);
 #pragma omp parallel if (n >= kParallelMinN)
   {

@@ -26,14 +26,16 @@ namespace apsp {
 // A vertex with no such p keeps its loop (seen with negative weights around a zero-weight cycle,
 // where the right predecessor is often i itself, whose edge the loop overwrote), so apsp.path
 // reports the inconsistency instead of a made-up path; so does one past the searches' budget
-// (kMendSearchesPerVertex O(n) searches a vertex for the whole matrix). Returns the number of rows
+// (kMendSearchesPerVertex O(n) searches a vertex for the whole matrix; on the device also a cap a
+// row, pred_repair.cu: kMendRowBudget). Returns the number of rows
 // left without loops among those that had some; integer dtypes return 0 (their sums are exact).
 int64_t repair_predecessor_loops(const Matrix& dist, const PredMatrix& pred);
 
 // The same on device memory of `device`, enqueued on `stream` (a cudaStream_t; nullptr = the
 // legacy default stream), without a host wait. The CUDA engine runs it after every float solve
-// with predecessors whose sums round; the tests call it on crafted loops. The rows are mended in
-// parallel: where the searches run out, which rows got them can differ from the host's order.
+// with predecessors whose sums round (unless it found a negative cycle); the tests call it on
+// crafted loops. The rows are mended in parallel: where the searches run out, which rows got
+// them can differ from the host's order.
 void repair_predecessor_loops_cuda(const Matrix& dist, const PredMatrix& pred, int device,
                                    void* stream);
 

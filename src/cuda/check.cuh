@@ -1,5 +1,6 @@
 // CUDA error checking for the CUDA engine: every runtime call and launch goes through these, and
-// failures become apsp::CudaError / apsp::MemoryError carrying the operation, file, line and text;
+// failures become apsp::CudaError / apsp::MemoryError carrying the operation, file, line and text
+// (allocations: the bytes needed and free);
 // and DeviceGuard, which sets the device an entry point works on.
 #pragma once
 
@@ -65,6 +66,23 @@ inline GpuMemory gpu_memory() {
   } while (0)
 
 namespace apsp::cuda_detail {
+
+// MemoryError with bytes needed and free (the error contract), for `what`.
+[[noreturn]] inline void throw_out_of_memory(uint64_t needed, const std::string& what) {
+  const GpuMemory g = gpu_memory();
+  std::ostringstream m;
+  m << "not enough GPU memory on CUDA device " << g.device << ": " << what << " needs "
+    << bytes_text(needed) << " but only " << bytes_text(g.free) << " of " << bytes_text(g.total)
+    << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
+  throw MemoryError(m.str());
+}
+
+// cudaMalloc / cudaMallocAsync, with out-of-memory as throw_out_of_memory's MemoryError.
+inline void check_allocation(cudaError_t err, size_t bytes, const char* what) {
+  if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, what);
+  APSP_CUDA_CHECK(err);
+}
+
 
 struct DeviceGuard {  // sets the current device, restores the caller's on exit
   int prev = -1;

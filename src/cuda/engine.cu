@@ -381,22 +381,6 @@ void with_dtype(DType dtype, F&& f) {
 }
 
 // ---- RAII ----------------------------------------------------------------------------------------
-// MemoryError with bytes needed and free (the error contract), for `what`.
-[[noreturn]] void throw_out_of_memory(uint64_t needed, const std::string& what) {
-  const GpuMemory g = gpu_memory();
-  std::ostringstream m;
-  m << "not enough GPU memory on CUDA device " << g.device << ": " << what << " needs "
-    << bytes_text(needed) << " but only " << bytes_text(g.free) << " of " << bytes_text(g.total)
-    << " are free; free GPU memory, use a smaller graph or float32/int32, or pass device='cpu'";
-  throw MemoryError(m.str());
-}
-
-// cudaMalloc / cudaMallocAsync, with out-of-memory as throw_out_of_memory's MemoryError.
-void check_allocation(cudaError_t err, size_t bytes, const char* what) {
-  if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, what);
-  APSP_CUDA_CHECK(err);
-}
-
 struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the same stream
   void* ptr = nullptr;
   cudaStream_t stream;
@@ -1897,10 +1881,6 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     solve_argmin<T>(job, opt, device, stream, sc, argmin_exact);
   else
     run_chosen();
-  // Float sums that round can leave predecessor chains that loop (core/pred_repair.hpp); exact
-  // ones (integer weights on the argmin or tagged plan) cannot.
-  if (pred.data && !std::is_integral_v<T> && !argmin_on_exact_sums && tiles != Tiles::tagged)
-    repair_predecessor_loops_cuda(dist, pred, device, stream);
   if (trace && job.below_zero) {  // which step the device chose (one sync, diagnostics only)
     unsigned below = 0;
     APSP_CUDA_CHECK(cudaMemcpyAsync(&below, job.below_zero, sizeof(below), cudaMemcpyDeviceToHost,
@@ -1908,8 +1888,17 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::fprintf(stderr, "apsp cuda: min3 step %s\n", below ? "off (a value below zero)" : "on");
   }
-
-  return read_negative(sc, n, stream);
+  std::vector<int64_t> negative = read_negative(sc, n, stream);
+  // Float sums that round can leave predecessor chains that loop (core/pred_repair.hpp); exact
+  // ones (integer weights on the argmin or tagged plan) cannot, and under a negative cycle chains
+  // loop by right (the error names one). The hop counts go back to the stream's pool first, for
+  // the mend's scratch.
+  if (negative.empty() && pred.data && !std::is_integral_v<T> && !argmin_on_exact_sums &&
+      tiles != Tiles::tagged) {
+    sc.hops.reset();
+    repair_predecessor_loops_cuda(dist, pred, device, stream);
+  }
+  return negative;
 }
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,

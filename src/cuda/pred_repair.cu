@@ -13,6 +13,9 @@
 // none; any lost vertex only once those mend nothing. Each is mended with what led back before
 // its batch, so a mend never closes a new loop. The entries a search reads in other rows
 // (pred[p][j] == p) are never mended (their chain is p itself), so the rows' blocks need no order.
+// Searches come from the matrix's pool (kMendSearchesPerVertex a vertex, claimed once a batch is
+// chosen); a row may also spend at most kMendRowBudget on searches and recomputes of its chains
+// together, so that no row keeps one SM for long.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,9 +31,11 @@ namespace {
 
 constexpr int kMendThreads = 512;
 constexpr int kMendWarps = kMendThreads / 32;
-// Chains and vertex sets (mend_scratch_ints) in shared memory up to this many vertices (100.5 KB, two
-// blocks an SM), past it in global scratch.
+// Chains and vertex sets (mend_scratch_ints) in shared memory up to this many vertices (100.5 KB,
+// two blocks an SM on sm_90) where the device allows that much a block, past it in global scratch.
 constexpr int64_t kMendSharedVertices = 12288;
+// A row's searches and recomputes together (a recompute costs about log2(n) / 16 searches).
+constexpr int kMendRowBudget = 256;
 
 template <class T>
 __device__ __forceinline__ bool finite(T x) {
@@ -68,7 +73,7 @@ struct RowShared {
   int candidates[kMendWarps];
   int best[kMendWarps];
   int selected;
-  int granted;     // searches taken from the matrix's pool for the batch being chosen
+  int granted;     // searches claimed from the matrix's pool for the chosen batch
   unsigned hints;  // flags set by searches so far (only grows: a pass compares it with its start)
 };
 
@@ -78,10 +83,10 @@ __host__ __device__ inline int64_t mend_scratch_ints(int64_t n) {
 }
 
 // `scratch`: gridDim.x * mend_scratch_ints(n) ints where n > kMendSharedVertices, else nullptr
-// (the same in dynamic shared memory). `searches_used`: the searches the blocks have taken from
+// (the same in dynamic shared memory). `searches_used`: the searches the blocks have claimed from
 // the matrix's pool of `searches` (zero before the launch).
 template <class T>
-__global__ void __launch_bounds__(kMendThreads)
+__global__ void __launch_bounds__(kMendThreads, 2)
     mend_pred_loops_kernel(const T* __restrict__ d, int64_t ldd, int32_t* pred, int64_t ldp,
                            int64_t n, int32_t* scratch, int* searches_used, int searches) {
   extern __shared__ int32_t scratch_shared[];
@@ -113,6 +118,8 @@ __global__ void __launch_bounds__(kMendThreads)
       const int32_t p = pi[j];
       return j != i && valid(p) && !(di[p] < di[j]);
     };
+    // The pool only shrinks: once it is spent, no row is mended any more.
+    if (__syncthreads_or(threadIdx.x == 0 && *(volatile int*)searches_used >= searches)) break;
     int any = 0;
     for (int64_t j = threadIdx.x; j < n; j += kMendThreads) any |= suspect(j);
     if (!__syncthreads_or(any)) continue;
@@ -129,8 +136,11 @@ __global__ void __launch_bounds__(kMendThreads)
     bool mended_since = false;  // a mend since the pass over the candidates began
     bool broad = false;         // every lost vertex a candidate, not only flagged ones and ends
     unsigned hints_before = 0;  // sh.hints when the pass began
+    int row_budget = kMendRowBudget;
     for (;;) {
+      if (row_budget <= 0) break;  // uniform: every thread counts alike
       if (stale) {
+        --row_budget;
         int32_t *from = chains, *to = chains + n;
         for (int64_t j = threadIdx.x; j < n; j += kMendThreads)
           from[j] = j == i ? int32_t(i) : valid(pi[j]) ? pi[j] : -1;
@@ -159,14 +169,9 @@ __global__ void __launch_bounds__(kMendThreads)
         }
         stale = false;
       }
-      if (threadIdx.x == 0) {
-        const int used = atomicAdd(searches_used, kMendWarps);
-        sh.granted = max(0, min(kMendWarps, searches - used));
-        sh.selected = 0;
-      }
+      if (threadIdx.x == 0) sh.selected = 0;
       __syncthreads();
-      const int want = sh.granted;
-      if (want == 0) break;  // the matrix's searches are spent
+      const int want = min(kMendWarps, row_budget);
       // The next candidates from `cursor`: lost vertices (their chain misses i), neither dead nor
       // failed, that are flagged or whose predecessor has none (or, once those mend nothing, any).
       for (int64_t base = cursor; base < n; base += kMendThreads) {
@@ -187,10 +192,26 @@ __global__ void __launch_bounds__(kMendThreads)
         __syncthreads();
         if (total >= want) break;
       }
-      const int count = sh.selected;
+      int count = sh.selected;
       const bool hinted = sh.hints != hints_before;
       __syncthreads();  // every thread has read sh before thread 0 writes it again
-      if (threadIdx.x == 0 && count < want) atomicSub(searches_used, want - count);
+      if (count > 0) {  // claim the batch's searches, as many as the pool has left
+        if (threadIdx.x == 0) {
+          int used = *(volatile int*)searches_used, take = 0;
+          for (;;) {
+            take = max(0, min(count, searches - used));
+            if (take == 0) break;
+            const int seen = atomicCAS(searches_used, used, used + take);
+            if (seen == used) break;
+            used = seen;
+          }
+          sh.granted = take;
+        }
+        __syncthreads();
+        count = sh.granted;
+        if (count == 0) break;  // the pool is spent
+        row_budget -= count;
+      }
       if (count == 0) {  // the pass is over: again while it mends or flags, then once broad
         if (!mended_since && !hinted && broad) break;
         broad = broad || !(mended_since || hinted);
@@ -263,20 +284,26 @@ void repair_predecessor_loops_cuda(const Matrix& dist, const PredMatrix& pred, i
   DeviceGuard guard(device);
   const auto s = static_cast<cudaStream_t>(stream);
   const int64_t n = dist.n;
-  int sms = 0;
+  int sms = 0, optin = 0;
   APSP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const bool shared = n <= kMendSharedVertices;
-  const unsigned blocks = unsigned(std::min<int64_t>(n, int64_t(sms) * 2));  // 64 registers
-  const size_t smem = shared ? size_t(mend_scratch_ints(n)) * sizeof(int32_t) : 0;
+  APSP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // The dynamic shared memory a block may take on this device: the same value at every call, so
+  // that threads setting it at once never lower it under each other's launch. 1 KB is left for
+  // the kernel's static RowShared.
+  const int cap = int(std::min<int64_t>(optin - 1024, mend_scratch_ints(kMendSharedVertices) * 4));
+  const size_t bytes_per_block = size_t(mend_scratch_ints(n)) * 4;
+  const bool shared = bytes_per_block <= size_t(cap);
+  const unsigned blocks = unsigned(std::min<int64_t>(n, int64_t(sms) * 2));  // 2 blocks an SM
+  const size_t smem = shared ? bytes_per_block : 0;
   const int searches = int(std::min<int64_t>(kMendSearchesPerVertex * n, INT32_MAX / 2));
   auto launch = [&](auto zero) {
     using T = decltype(zero);
     APSP_CUDA_CHECK(cudaFuncSetAttribute(mend_pred_loops_kernel<T>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, cap));
     // The pool's counter (16 bytes, to keep the chains aligned), then the global scratch.
-    const size_t bytes = 16 + (shared ? 0 : size_t(blocks) * size_t(mend_scratch_ints(n)) * 4);
+    const size_t bytes = 16 + (shared ? 0 : size_t(blocks) * bytes_per_block);
     void* buffer = nullptr;
-    APSP_CUDA_CHECK(cudaMallocAsync(&buffer, bytes, s));
+    check_allocation(cudaMallocAsync(&buffer, bytes, s), bytes, "the predecessor mend's scratch");
     int* const used = static_cast<int*>(buffer);
     int32_t* const chains = shared ? nullptr : reinterpret_cast<int32_t*>(used + 4);
     cudaError_t err = cudaMemsetAsync(used, 0, sizeof(int), s);
