@@ -268,6 +268,12 @@ def zero_cycle_loop_case() -> np.ndarray:
     return g
 
 
+def zero_weight_graphs(count: int = 60, sizes: tuple = (40, 65, 100, 130, 300)) -> list:
+    """The audit's graph and `count` graphs whose float sums round around zero-weight cycles."""
+    return [zero_cycle_loop_case()] + [rounding_zero_cycles(sizes[seed % len(sizes)], seed)
+                                       for seed in range(count)]
+
+
 def crafted_pred_loop(dtype, mendable: bool, n: int = 4):
     """(graph, dist, pred) of n >= 4 vertices, the CPU engine's results, whose row 0 was then given
     the loop that float rounding can leave around the zero-weight cycle 1 <-> 2: pred[0][1] = 2

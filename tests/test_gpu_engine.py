@@ -17,7 +17,7 @@ import apsp
 from apsp import _core
 from graphs import (CAIOnly, assert_chains_lead_back, crafted_pred_loop, crafted_pred_loops,
                     env_set, hub_star, injected_pred_loops, long_ring, looping_rows,
-                    narrow_boundary_chain, rounding_zero_cycles, traced, zero_cycle_loop_case)
+                    narrow_boundary_chain, rounding_zero_cycles, traced, zero_weight_graphs)
 
 pytestmark = pytest.mark.gpu
 
@@ -1992,12 +1992,6 @@ def test_narrow_plan_forced_where_it_does_not_fit(rng, monkeypatch):
     np.testing.assert_array_equal(gpu_host_solve(small), cpu_solve(small))
 
 
-def zero_weight_graphs(count: int = 60) -> list:
-    """The audit's graph and `count` graphs whose float sums round around zero-weight cycles."""
-    return [zero_cycle_loop_case()] + [rounding_zero_cycles((40, 65, 100, 130, 300)[seed % 5], seed)
-                                       for seed in range(count)]
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("directed", [True, False], ids=["directed", "undirected"])
 def test_float_predecessors_around_zero_weight_cycles_lead_back(dtype, directed) -> None:
@@ -2031,9 +2025,7 @@ def test_zero_weight_graphs_loop_without_the_mend() -> None:
     with env_set(APSP_PRED_REPAIR="0"):
         for dtype in (np.float32, np.float64):
             for directed in (True, False):
-                for g in [zero_cycle_loop_case()] + [
-                        rounding_zero_cycles((40, 65, 100, 130, 300, 700)[seed % 6], seed)
-                        for seed in range(240)]:
+                for g in zero_weight_graphs(240, (40, 65, 100, 130, 300, 700)):
                     dist, pred = gpu_host_solve(g.astype(dtype), pred=True, directed=directed)
                     looped += bool(looping_rows(dist, pred))
     assert looped > 0

@@ -27,8 +27,8 @@ namespace apsp {
 // where the right predecessor is often i itself, whose edge the loop overwrote), so apsp.path
 // reports the inconsistency instead of a made-up path; so does one past the searches' budget
 // (kMendSearchesPerVertex O(n) searches a vertex for the whole matrix; on the device also a cap a
-// row, pred_repair.cu: kMendRowBudget). Returns the number of rows
-// left without loops among those that had some; integer dtypes return 0 (their sums are exact).
+// row, pred_repair.cu: kMendRowBudget). Returns the number of rows left without loops among
+// those that had some; integer dtypes return 0 (their sums are exact).
 int64_t repair_predecessor_loops(const Matrix& dist, const PredMatrix& pred);
 
 // The same on device memory of `device`, enqueued on `stream` (a cudaStream_t; nullptr = the

@@ -37,11 +37,6 @@ constexpr int64_t kMendSharedVertices = 12288;
 // A row's searches and recomputes together (a recompute costs about log2(n) / 16 searches).
 constexpr int kMendRowBudget = 256;
 
-template <class T>
-__device__ __forceinline__ bool finite(T x) {
-  return isfinite(x);
-}
-
 // Block-wide sum of `count` (one value a thread); every thread gets it. `scratch`: kMendWarps ints.
 __device__ int block_sum(int count, int* scratch) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -54,6 +49,7 @@ __device__ int block_sum(int count, int* scratch) {
   return total;
 }
 
+// Block-wide maximum of x (one value a thread); every thread gets it. `scratch`: kMendWarps values.
 template <class T>
 __device__ T block_max(T x, T* scratch) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -77,7 +73,8 @@ struct RowShared {
   unsigned hints;  // flags set by searches so far (only grows: a pass compares it with its start)
 };
 
-// Per block: two buffers of n ints for the jumps, then three sets of n bits (vertex_sets).
+// Per block: two buffers of n ints for the jumps, then three sets of n bits (the kernel's flags,
+// failed and dead).
 __host__ __device__ inline int64_t mend_scratch_ints(int64_t n) {
   return 2 * n + 3 * ((n + 31) / 32);
 }
@@ -126,7 +123,7 @@ __global__ void __launch_bounds__(kMendThreads, 2)
 
     T local = 0;
     for (int64_t j = threadIdx.x; j < n; j += kMendThreads)
-      if (finite(di[j])) local = max(local, di[j] < 0 ? -di[j] : di[j]);
+      if (isfinite(di[j])) local = max(local, di[j] < 0 ? -di[j] : di[j]);
     const T scale = block_max(local, sh.maxima);
     for (int64_t w = threadIdx.x; w < words; w += kMendThreads) flags[w] = dead[w] = 0;
     if (threadIdx.x == 0) sh.hints = 0;
@@ -233,7 +230,7 @@ __global__ void __launch_bounds__(kMendThreads, 2)
           if (p == j || pred[p * ldp + j] != p) continue;
           const T dp = d[p * ldd + j];
           const T len = di[p] + dp;
-          if (!finite(len) || !within_rounding(len, dij, dp, scale, n)) continue;
+          if (!isfinite(len) || !within_rounding(len, dij, dp, scale, n)) continue;
           passes = true;
           if (anc[p] != i) {  // lost too: a hint, searched in the next pass if this one stalls
             if (add(flags, p)) atomicAdd(&sh.hints, 1u);
