@@ -1,27 +1,14 @@
 """Host wall-clock timing shared by the benchmarks (what a user of a host API waits), and the
-environment switches their rows are timed under."""
+environment switches their rows are timed under (env_set, the tests' own helper)."""
 from __future__ import annotations
 
-import contextlib
-import os
+import sys
 import time
-from typing import Any, Callable, Iterator, List, Tuple
+from pathlib import Path
+from typing import Any, Callable, List, Tuple
 
-
-@contextlib.contextmanager
-def env_set(**env: str) -> Iterator[None]:
-    """Environment variables set inside the block (the engines read them per solve: a forced plan,
-    APSP_CUDA_MIN3=0, APSP_CPU_NARROW=0), restored afterwards."""
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from graphs import env_set  # noqa: E402,F401  (re-exported: the benchmarks import it from here)
 
 
 def wall_times(call: Callable[[], Any], reps: int) -> Tuple[List[float], Any]:

@@ -1,6 +1,8 @@
 // CUDA runtime calls of the binding layer (see cuda_rt.hpp); every call is checked and named.
 #include "cuda_rt.hpp"
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "apsp/apsp.hpp"
@@ -105,6 +107,55 @@ void order_streams(StreamInt producer, StreamInt consumer, int device) {
   check(err, "cudaEventRecord/cudaStreamWaitEvent (ordering the consumer's stream after apsp's)");
 }
 
+namespace {
+// One non-blocking stream per device that apsp owns for the process's lifetime: what a ready
+// result's CUDA array interface names while its work is pending.
+cudaStream_t export_stream(int device) {
+  static std::mutex mutex;
+  static std::map<int, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  cudaStream_t& s = streams[device];
+  if (s == nullptr) {
+    DeviceGuard guard(device);
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  }
+  return s;
+}
+}  // namespace
+
+ReadyEvent::~ReadyEvent() {
+  if (event_ != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void ReadyEvent::record(StreamInt stream, int device) {
+  DeviceGuard guard(device);
+  if (event_ == nullptr) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    event_ = e;
+    device_ = device;
+  }
+  check(cudaEventRecord(static_cast<cudaEvent_t>(event_), as_stream(stream)),
+        "cudaEventRecord (the result's ready event)");
+}
+
+void ReadyEvent::order_before(StreamInt consumer) const {
+  DeviceGuard guard(device_);
+  check(cudaStreamWaitEvent(as_stream(consumer), static_cast<cudaEvent_t>(event_), 0),
+        "cudaStreamWaitEvent (ordering the consumer's stream after the result's ready event)");
+}
+
+StreamInt ReadyEvent::stream_to_name() const {
+  const cudaError_t done = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+  if (done == cudaSuccess) return 0;
+  if (done != cudaErrorNotReady) fail(done, "cudaEventQuery (the result's ready event)");
+  cudaStream_t s = export_stream(device_);
+  DeviceGuard guard(device_);
+  check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(event_), 0),
+        "cudaStreamWaitEvent (apsp's export stream after the result's ready event)");
+  return reinterpret_cast<StreamInt>(s);
+}
+
 #else  // built without the CUDA engine
 
 namespace {
@@ -125,6 +176,10 @@ void copy_rows_async(void*, std::size_t, const void*, std::size_t, std::size_t, 
   absent();
 }
 void order_streams(StreamInt, StreamInt, int) { absent(); }
+ReadyEvent::~ReadyEvent() = default;
+void ReadyEvent::record(StreamInt, int) { absent(); }
+void ReadyEvent::order_before(StreamInt) const { absent(); }
+StreamInt ReadyEvent::stream_to_name() const { absent(); }
 
 #endif
 

@@ -43,4 +43,28 @@ void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::siz
 // Makes `consumer` wait for the work enqueued so far on `producer` (no host wait).
 void order_streams(StreamInt producer, StreamInt consumer, int device);
 
+// The moment a result's contents are produced: an event recorded on the producing stream, so that
+// the result's exports wait for the event and never name that stream, which its owner may destroy
+// before the result is read (a CUDA-array-interface producer's stream, say).
+class ReadyEvent {
+ public:
+  ReadyEvent() = default;
+  ~ReadyEvent();
+  ReadyEvent(const ReadyEvent&) = delete;
+  ReadyEvent& operator=(const ReadyEvent&) = delete;
+
+  // Records the work enqueued so far on `stream` of `device` (again, if recorded before).
+  void record(StreamInt stream, int device);
+  bool recorded() const { return event_ != nullptr; }
+  // Makes `consumer` wait for it (no host wait).
+  void order_before(StreamInt consumer) const;
+  // What a CUDA array interface v3 names: 0 (no stream: the work is done), or apsp's own stream
+  // on the device, made to wait for the event (it lives as long as the process).
+  StreamInt stream_to_name() const;
+
+ private:
+  void* event_ = nullptr;  // cudaEvent_t
+  int device_ = -1;
+};
+
 }  // namespace apsp_py::cuda

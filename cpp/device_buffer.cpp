@@ -124,6 +124,10 @@ void DeviceBuffer::copy_from(const ArrayView& src) {
                         static_cast<std::size_t>(n_), stream_);
 }
 
+void DeviceBuffer::mark_ready() {
+  if (ptr_ != nullptr) ready_.record(stream_, device_);
+}
+
 py::dict DeviceBuffer::cuda_array_interface() const {
   py::dict d;
   d["shape"] = py::make_tuple(n_, n_);
@@ -131,7 +135,13 @@ py::dict DeviceBuffer::cuda_array_interface() const {
   d["data"] = py::make_tuple(ptr(), false);
   d["strides"] = py::none();
   d["version"] = 3;
-  d["stream"] = py::int_(interchange_stream(stream_));
+  if (!ready_.recorded()) {
+    d["stream"] = py::int_(interchange_stream(stream_));
+  } else if (const cuda::StreamInt s = ready_.stream_to_name()) {
+    d["stream"] = py::int_(s);
+  } else {
+    d["stream"] = py::none();  // the solve is done: nothing to wait for
+  }
   return d;
 }
 
@@ -152,9 +162,13 @@ py::capsule DeviceBuffer::dlpack(py::object self, py::object stream, py::object 
                            "copy with your framework after importing");
   // Consumer's stream: None = legacy default, -1 = the consumer orders the work itself.
   const int64_t consumer = stream.is_none() ? 1 : stream.cast<int64_t>();
-  if (consumer != -1 && b.ptr_ != nullptr)
-    cuda::order_streams(interchange_stream(b.stream_),
-                        interchange_stream(static_cast<cuda::StreamInt>(consumer)), b.device_);
+  if (consumer != -1 && b.ptr_ != nullptr) {
+    const auto to = interchange_stream(static_cast<cuda::StreamInt>(consumer));
+    if (b.ready_.recorded())
+      b.ready_.order_before(to);
+    else
+      cuda::order_streams(interchange_stream(b.stream_), to, b.device_);
+  }
 
   bool versioned = false;
   if (!max_version.is_none()) versioned = max_version.cast<py::tuple>()[0].cast<int>() >= 1;
@@ -209,6 +223,8 @@ void bind_device_buffer(py::module_& m) {
            py::arg("src"), "Enqueue a copy of `src` (rows contiguous) into this buffer.")
       .def("_hold", &DeviceBuffer::hold, py::arg("source"),
            "Keep `source` until this buffer is freed (after the device is done with it).")
+      .def("_mark_ready", &DeviceBuffer::mark_ready,
+           "Record the work enqueued so far on its stream as what its exports wait for.")
       .def("__repr__", [](const DeviceBuffer& b) {
         return "apsp DeviceBuffer(shape=(" + std::to_string(b.n()) + ", " + std::to_string(b.n()) +
                "), dtype=" + apsp::dtype_name(b.dtype()) + ", device=cuda:" +

@@ -1,7 +1,8 @@
 // DeviceBuffer: an n x n device array that apsp allocates itself, for results of producers that
 // apsp cannot allocate through (anything that is neither torch nor CuPy). It owns its memory and
 // exports it back through __dlpack__ / __dlpack_device__ (versioned or legacy capsules, ordered
-// after apsp's stream on the consumer's) and __cuda_array_interface__ v3 (naming that stream).
+// on the consumer's stream after the solve) and __cuda_array_interface__ v3 (naming a stream that
+// waits for the solve, or none once it is done).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -28,6 +29,9 @@ class DeviceBuffer {
   // Keeps `source` (the DeviceArray a pending copy reads) until this buffer is freed, which
   // waits for the device first: DLPack's producer gets its memory back only when apsp is done.
   void hold(py::object source) { held_ = std::move(source); }
+  // Marks the work enqueued so far on its stream as what makes its contents: exports wait for that
+  // from now on, not for the stream, which its owner may destroy first.
+  void mark_ready();
 
   py::dict cuda_array_interface() const;
   py::tuple dlpack_device() const;
@@ -47,6 +51,7 @@ class DeviceBuffer {
   int device_;
   cuda::StreamInt stream_;  // where its contents are produced
   void* ptr_ = nullptr;
+  cuda::ReadyEvent ready_;  // recorded by mark_ready
   py::object held_;  // released after ~DeviceBuffer's free has waited for the device
 };
 

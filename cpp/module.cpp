@@ -236,7 +236,26 @@ void repair_device(py::object dist, py::object pred, uintptr_t stream) {
   apsp::repair_predecessor_loops_cuda(d.matrix, pm, d.device, reinterpret_cast<void*>(stream));
 }
 
+// `with _core.OnDevice(i):` makes CUDA device i current inside the block and the previous one
+// current again after it (a DLPack producer may export for the consumer's stream only while its
+// own device is current: torch does).
+class OnDevice {
+ public:
+  explicit OnDevice(int device) : device_(device) {}
+  void enter() { guard_ = std::make_unique<apsp_py::cuda::DeviceGuard>(device_); }
+  void exit() { guard_.reset(); }
+
+ private:
+  int device_;
+  std::unique_ptr<apsp_py::cuda::DeviceGuard> guard_;
+};
+
 void bind_device_array(py::module_& m) {
+  py::class_<OnDevice>(m, "OnDevice",
+                       "Context manager: CUDA device `device` is current inside the block.")
+      .def(py::init<int>(), py::arg("device"))
+      .def("__enter__", [](OnDevice& d) { d.enter(); })
+      .def("__exit__", [](OnDevice& d, py::args) { d.exit(); });
   py::class_<DeviceArray>(m, "DeviceArray",
                           "A device array taken in from a DLPack capsule (consumed) or a "
                           "__cuda_array_interface__ dict; close() hands a capsule's tensor back "

@@ -331,20 +331,35 @@ def looping_rows(dist: np.ndarray, pred: np.ndarray) -> set:
     return set(np.flatnonzero(lost.any(axis=1)).tolist())
 
 
-def crafted_pred_loops(dtype, loops: int, first: int):
-    """(graph, dist, pred) whose row 0 was given `loops` loops, each as float rounding can leave
-    one: for t < loops, vertices h, a, b = first + 3t, +1, +2 with edges 0 -> h (1), h -> a,
-    h -> b and a <-> b (0), the CPU engine's results, then pred[0][a] = b and pred[0][b] = a.
-    Each loop is mended through h (a direct shortest edge, and h leads back)."""
+def crafted_pred_loops(dtype, loops: int, first: int, sources: int = 1):
+    """(graph, dist, pred) whose rows 0 .. sources - 1 (sources <= first) were each given `loops`
+    loops, as float rounding can leave them: for t < loops, vertices h, a, b = first + 3t, +1, +2
+    with edges s -> h (1) from every source s, h -> a, h -> b and a <-> b (0), the CPU engine's
+    results, then pred[s][a] = b and pred[s][b] = a. Each loop is mended through h (a direct
+    shortest edge, and h leads back)."""
+    assert sources <= first
     n = first + 3 * loops
     g = np.full((n, n), np.inf)
     h = first + 3 * np.arange(loops)
-    g[0, h] = 1.0
+    g[np.ix_(np.arange(sources), h)] = 1.0
     g[h, h + 1] = g[h, h + 2] = g[h + 1, h + 2] = g[h + 2, h + 1] = 0.0
     g = g.astype(dtype)
     dist, pred = apsp.solve(g, return_predecessors=True, device="cpu")
-    pred[0, h + 1], pred[0, h + 2] = h + 2, h + 1
+    src = np.arange(sources)[:, None]
+    pred[src, h + 1], pred[src, h + 2] = h + 2, h + 1
     return g, dist, pred
+
+
+def mends_through_hubs(pred: np.ndarray, got: np.ndarray, hubs: np.ndarray) -> None:
+    """Asserts that a mend of crafted_pred_loops changed only loop vertices' entries, each to its
+    loop's hub h (one of a loop's two vertices, or both when searched together, now follows h)."""
+    rows, cols = np.nonzero(got != pred)
+    hub_of = {}
+    for h in hubs.tolist():
+        hub_of[h + 1] = hub_of[h + 2] = h
+    assert set(cols.tolist()) <= set(hub_of), "a mend changed an entry outside the loops"
+    wrong = [(i, j, got[i, j]) for i, j in zip(rows.tolist(), cols.tolist()) if got[i, j] != hub_of[j]]
+    assert not wrong, f"entries mended to something other than their hub: {wrong[:5]}"
 
 
 def assert_chains_lead_back(g: np.ndarray, dist: np.ndarray, pred: np.ndarray, *,

@@ -21,8 +21,9 @@ from scipy.sparse.csgraph import floyd_warshall
 import apsp
 from apsp import _core
 from graphs import (assert_chains_lead_back, crafted_pred_loop, crafted_pred_loops, env_set,
-                    hub_star, injected_pred_loops, long_ring, looping_rows, narrow_boundary_chain,
-                    random_graph, rounding_zero_cycles, traced, zero_cycle_loop_case)
+                    hub_star, injected_pred_loops, long_ring, looping_rows, mends_through_hubs,
+                    narrow_boundary_chain, random_graph, rounding_zero_cycles, traced,
+                    zero_cycle_loop_case)
 
 DTYPES = ("float32", "float64", "int32", "int64")
 INF = {"float32": np.inf, "float64": np.inf, "int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -443,6 +444,34 @@ def test_mend_of_many_loops_in_one_row(dtype: str) -> None:
     assert _core.repair_predecessor_loops(dist, got) == 1
     assert looping_rows(dist, got) == set()
     assert_chains_lead_back(g, dist, got)
-    hubs = 520 + 3 * np.arange(30)
     rows, cols = np.nonzero(got != pred)
-    assert set(rows.tolist()) == {0} and set(cols.tolist()) <= set(hubs + 1) | set(hubs + 2)
+    assert set(rows.tolist()) == {0}
+    mends_through_hubs(pred, got, 520 + 3 * np.arange(30))
+
+
+# pred_repair.hpp: kMendSearchesPerVertex, the pool of O(n) searches a vertex for the whole matrix.
+MEND_SEARCHES_PER_VERTEX = 16
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mend_stops_when_its_searches_run_out(dtype) -> None:
+    """128 rows of 64 loops each need 128 searches a row here (both vertices of a loop are
+    searched, and each search mends its vertex through the hub), 16384 in all, against a pool of
+    16 a vertex, 5120 at n = 320. The pool is spent exactly and in row order: the first 40 rows
+    are mended, the others keep their loops (apsp.path reports them), and nothing else changes."""
+    sources, loops = 128, 64
+    g, dist, pred = crafted_pred_loops(dtype, loops=loops, first=sources, sources=sources)
+    n = g.shape[0]
+    assert looping_rows(dist, pred) == set(range(sources))
+    got = pred.copy()
+    mended = _core.repair_predecessor_loops(dist, got)
+    assert int(np.count_nonzero(got != pred)) == MEND_SEARCHES_PER_VERTEX * n
+    assert mended == MEND_SEARCHES_PER_VERTEX * n // (2 * loops)
+    left = looping_rows(dist, got)
+    assert left == set(range(mended, sources))
+    assert_chains_lead_back(g, dist, got, skip_sources=frozenset(left))
+    mends_through_hubs(pred, got, sources + 3 * np.arange(loops))
+    j = sources + 3 * (loops - 1) + 1  # vertex a of the last loop: mended only in a mended row
+    assert apsp.path(got, 0, j) == [0, j - 1, j]
+    with pytest.raises(ValueError, match=f"inconsistent at row {sources - 1}"):
+        apsp.path(got, sources - 1, j)

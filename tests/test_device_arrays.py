@@ -9,6 +9,7 @@ Weights are small integers, so every float sum is exact and results are compared
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import time
 
@@ -19,7 +20,7 @@ from scipy.sparse.csgraph import floyd_warshall
 import apsp
 from apsp import _core
 from apsp._intake import classify
-from graphs import CAIOnly
+from graphs import CAIOnly, assert_chains_lead_back
 
 DTYPES = ["float32", "float64", "int32", "int64"]
 INF = {"int32": apsp.INT32_INF, "int64": apsp.INT64_INF}
@@ -759,6 +760,60 @@ def test_other_dlpack_producer(rng: np.random.Generator, wrapper) -> None:
 
 
 @gpu
+@pytest.mark.parametrize("wrapper", [DLPackOnly, CAIOnly], ids=["dlpack", "cai"])
+def test_other_producer_on_another_device_than_the_current_one(
+        rng: np.random.Generator, wrapper) -> None:
+    """apsp's own result arrays (DeviceBuffer) on cuda:1 with cuda:0 current: allocated, copied
+    into, solved, mended (fractional float32 sums) and marked ready there, and read back right;
+    the current device stays cuda:0."""
+    torch = cuda_torch()
+    if torch.cuda.device_count() < 2:
+        pytest.skip(f"needs 2 GPUs, this machine has {torch.cuda.device_count()}")
+    w = random_weights(rng, 96) / 7
+    torch.cuda.set_device(0)
+    t = torch.from_numpy(w.astype(np.float32)).to("cuda:1")
+    producer = wrapper(t) if wrapper is DLPackOnly else wrapper(t.__cuda_array_interface__)
+    dist, pred = apsp.solve(producer, return_predecessors=True, check=False)
+    assert torch.cuda.current_device() == 0
+    # Imported through the CUDA array interface (a stream of apsp's own on cuda:1 while the solve
+    # is pending) and through DLPack.
+    d, p = torch.as_tensor(dist, device="cuda:1"), torch.from_dlpack(pred)
+    assert d.device == torch.device("cuda:1") and p.device == torch.device("cuda:1")
+    got = d.cpu().numpy()
+    np.testing.assert_allclose(got, floyd_warshall(w.astype(np.float32).astype(np.float64)),
+                               rtol=1e-5)
+    assert_chains_lead_back(w, got, p.cpu().numpy())
+    assert torch.cuda.current_device() == 0
+
+
+@gpu
+def test_cuda_array_interface_result_outlives_the_producers_stream(
+        rng: np.random.Generator) -> None:
+    """A result of a CAI v3 producer waits for the solve itself (an event), not for the producer's
+    stream: it reads right after that stream is destroyed with the solve still queued on it."""
+    torch = cuda_torch()
+    cupy = cupy_or_skip()
+    w = random_weights(rng, 40)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        a = cupy.asarray(w.astype(np.float32))
+        with torch.cuda.stream(torch.cuda.ExternalStream(s.ptr)):
+            torch.cuda._sleep(SPIN_CYCLES)  # the solve stays queued behind this
+        # check=False without predecessors: nothing waits for the device before the return.
+        dist = apsp.solve(CAIOnly(a.__cuda_array_interface__), check=False)
+        pending = dist.__cuda_array_interface__["stream"]
+    assert pending not in (None, 1, s.ptr), "not a stream of apsp's own that waits for the solve"
+    del s
+    gc.collect()
+    others = [cupy.cuda.Stream(non_blocking=True) for _ in range(32)]  # may reuse the handle
+    np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(dist)), expected(w, "float32"))
+    np.testing.assert_array_equal(torch.from_dlpack(dist).cpu().numpy(), expected(w, "float32"))
+    torch.cuda.synchronize()
+    assert dist.__cuda_array_interface__["stream"] is None  # done: nothing to wait for
+    del others
+
+
+@gpu
 def test_cuda_array_interface_producer(rng: np.random.Generator) -> None:
     cupy = cupy_or_skip()
     w = random_weights(rng, 33)
@@ -767,7 +822,8 @@ def test_cuda_array_interface_producer(rng: np.random.Generator) -> None:
         interface = a.__cuda_array_interface__
         assert interface["version"] == 3 and interface["stream"] == s.ptr
         out = apsp.solve(CAIOnly(interface))
-        assert out.__cuda_array_interface__["stream"] == s.ptr  # produced on the producer's stream
+        # The checks waited for the solve: nothing is left for a consumer to wait for.
+        assert out.__cuda_array_interface__["stream"] is None
         host = cupy.asnumpy(cupy.asarray(out))  # CuPy imports it through the interface
     np.testing.assert_array_equal(host, expected(w, "int32"))
     readonly = dict(interface, data=(interface["data"][0], True))

@@ -17,7 +17,8 @@ import apsp
 from apsp import _core
 from graphs import (CAIOnly, assert_chains_lead_back, crafted_pred_loop, crafted_pred_loops,
                     env_set, hub_star, injected_pred_loops, long_ring, looping_rows,
-                    narrow_boundary_chain, rounding_zero_cycles, traced, zero_weight_graphs)
+                    mends_through_hubs, narrow_boundary_chain, rounding_zero_cycles, traced,
+                    zero_weight_graphs)
 
 pytestmark = pytest.mark.gpu
 
@@ -2096,5 +2097,22 @@ def test_device_mend_of_many_loops_in_one_row(torch, dtype) -> None:
     hubs = 520 + 3 * np.arange(30)
     for h in hubs:  # one of the loop's two vertices (or both, when in one batch) now follows h
         assert got[0, h + 1] == h or got[0, h + 2] == h, (h, got[0, h + 1], got[0, h + 2])
-    rows, cols = np.nonzero(got != pred)
-    assert set(rows.tolist()) == {0} and set(cols.tolist()) <= set(hubs + 1) | set(hubs + 2)
+    assert set(np.nonzero(got != pred)[0].tolist()) == {0}
+    mends_through_hubs(pred, got, hubs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_device_mend_stops_when_its_searches_run_out(torch, dtype) -> None:
+    """The pool of test_mend_stops_when_its_searches_run_out (test_cpu_engine_kernels.py) on the
+    device: 128 rows that need 16384 searches against 5120. It is spent exactly; the rows claim it
+    in parallel, so which of them end mended may differ from the host's (at most 40 of them),
+    every change is a loop's hub, and the chains of the rows without loops lead back."""
+    sources, loops = 128, 64
+    g, dist, pred = crafted_pred_loops(dtype, loops=loops, first=sources, sources=sources)
+    n = g.shape[0]
+    got = device_mend(torch, dist, pred)
+    assert int(np.count_nonzero(got != pred)) == 16 * n  # pred_repair.hpp: kMendSearchesPerVertex
+    left = looping_rows(dist, got)
+    assert left <= set(range(sources)) and len(left) >= sources - 16 * n // (2 * loops)
+    assert_chains_lead_back(g, dist, got, skip_sources=frozenset(left))
+    mends_through_hubs(pred, got, sources + 3 * np.arange(loops))

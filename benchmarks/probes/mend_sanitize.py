@@ -2,7 +2,7 @@
 # predecessor mend (src/cuda/pred_repair.cu): float solves with predecessors whose rows have
 # suspects (zero-weight cycles where sums round; negative edges), on host and torch arrays, and the
 # mend alone on crafted loops (one, and thirty in one row); every chain must lead back, as on the
-# CPU engine.
+# CPU engine; and (fifty-fourth session) a pool of searches that runs out.
 import sys
 
 import numpy as np
@@ -44,5 +44,15 @@ for dtype in (np.float32, np.float64):
                                           torch.utils.dlpack.to_dlpack(pp), 0)
     torch.cuda.synchronize()
     assert looping_rows(dist, pp.cpu().numpy()) == set()
+    solves += 1
+    # 128 rows claiming a pool that pays for 40 of them (fifty-fourth session): partial grants.
+    g, dist, pred = crafted_pred_loops(dtype, loops=64, first=128, sources=128)
+    dd, pp = torch.from_numpy(dist).cuda(), torch.from_numpy(pred).cuda()
+    _core.repair_predecessor_loops_device(torch.utils.dlpack.to_dlpack(dd),
+                                          torch.utils.dlpack.to_dlpack(pp), 0)
+    torch.cuda.synchronize()
+    got = pp.cpu().numpy()
+    assert np.count_nonzero(got != pred) == 16 * len(g)
+    assert_chains_lead_back(g, dist, got, skip_sources=frozenset(looping_rows(dist, got)))
     solves += 1
 print(f"mend sanitizer driver: {solves} solves and mends, every chain leads back")

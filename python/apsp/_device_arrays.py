@@ -16,7 +16,9 @@ stride becomes the leading dimension). ``overwrite=False`` makes one n x n worki
 device, allocated by the caller's framework (torch, CuPy) on the caller's stream, or by apsp
 (``apsp._core.DeviceBuffer``) for other producers; torch and CuPy inputs of any layout are
 copied, other producers' need contiguous rows. Predecessors go to a new int32 array of the same
-kind on the same device.
+kind on the same device. A DeviceBuffer's exports wait for an event recorded after the solve (its
+CUDA array interface names a stream of apsp's own that waits for it, or none once it is done), so
+the producer may destroy its stream first.
 """
 from __future__ import annotations
 
@@ -241,6 +243,11 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
         pred = _core.DeviceBuffer(n, "int32", arr.device, stream) if return_predecessors else None
         if n:
             _run(work, pred, stream, n, arr.device, directed, unweighted, progress, check)
+            # Exports wait for the solve itself, not for the producer's stream, which its owner
+            # may destroy before reading the result.
+            for made in (dist, pred):
+                if isinstance(made, _core.DeviceBuffer):
+                    made._mark_ready()
     finally:
         if not held:  # the checks waited for the device: the producer may have its memory back
             arr.close()
@@ -251,8 +258,11 @@ def _source(graph: Any) -> tuple:
     """(DLPack capsule or CAI dict, stream or None). DLPack first: its capsule carries ownership
     and a read-only flag; the producer orders its pending work before the legacy default stream."""
     if hasattr(graph, "__dlpack__") and hasattr(graph, "__dlpack_device__"):
-        device_type = int(graph.__dlpack_device__()[0])
-        if device_type in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
-            return _capsule(graph, 0), 0
+        device_type, index = graph.__dlpack_device__()
+        if int(device_type) in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+            # A stream is named for the array's own device, which a producer may require to be
+            # the current one (torch refuses to export otherwise).
+            with _core.OnDevice(int(index)):
+                return _capsule(graph, 0), 0
         return _capsule(graph, None), 0  # the intake names the device it cannot take
     return graph.__cuda_array_interface__, None

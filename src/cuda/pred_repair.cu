@@ -37,18 +37,6 @@ constexpr int64_t kMendSharedVertices = 12288;
 // A row's searches and recomputes together (a recompute costs about log2(n) / 16 searches).
 constexpr int kMendRowBudget = 256;
 
-// Block-wide sum of `count` (one value a thread); every thread gets it. `scratch`: kMendWarps ints.
-__device__ int block_sum(int count, int* scratch) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int o = 16; o > 0; o /= 2) count += __shfl_xor_sync(0xffffffffu, count, o);
-  __syncthreads();  // scratch's last readers are done
-  if (lane == 0) scratch[warp] = count;
-  __syncthreads();
-  int total = 0;
-  for (int w = 0; w < kMendWarps; ++w) total += scratch[w];
-  return total;
-}
-
 // Block-wide maximum of x (one value a thread); every thread gets it. `scratch`: kMendWarps values.
 template <class T>
 __device__ T block_max(T x, T* scratch) {
@@ -178,10 +166,17 @@ __global__ void __launch_bounds__(kMendThreads, 2)
           const int32_t p = pi[j];
           take = broad || in(flags, j) || (p != i && !valid(pi[p]));
         }
+        // Each warp's count straight to shared memory (every lane holds it); their last readers
+        // passed the two barriers below in the previous 512 columns, or the pass's first one.
         const unsigned ballot = __ballot_sync(0xffffffffu, take);
-        const int taken = block_sum(lane == 0 ? __popc(ballot) : 0, sh.counts);
-        int slot = sh.selected + __popc(ballot & ((1u << lane) - 1));
-        for (int w = 0; w < warp; ++w) slot += sh.counts[w];
+        if (lane == 0) sh.counts[warp] = __popc(ballot);
+        __syncthreads();
+        int taken = 0, slot = sh.selected + __popc(ballot & ((1u << lane) - 1));
+        for (int w = 0; w < kMendWarps; ++w) {
+          const int c = sh.counts[w];
+          taken += c;
+          if (w < warp) slot += c;
+        }
         if (take && slot < want) sh.candidates[slot] = int(j);
         const int total = sh.selected + taken;
         __syncthreads();  // every thread has read sh.selected
