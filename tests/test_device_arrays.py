@@ -797,6 +797,10 @@ def test_cuda_array_interface_result_outlives_the_producers_stream(
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
         a = cupy.asarray(w.astype(np.float32))
+        # The same solve once first: loading a kernel on its first launch (CUDA's lazy loading)
+        # can wait for the device, which would end the spin below before the solve is queued.
+        apsp.solve(CAIOnly(a.__cuda_array_interface__), check=False)
+        s.synchronize()
         with torch.cuda.stream(torch.cuda.ExternalStream(s.ptr)):
             torch.cuda._sleep(SPIN_CYCLES)  # the solve stays queued behind this
         # check=False without predecessors: nothing waits for the device before the return.
