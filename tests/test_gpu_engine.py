@@ -1641,6 +1641,42 @@ def test_host_arrays_on_two_gpus_in_turn(rng):
         assert_same(apsp.solve(g, device=device), want)
 
 
+def test_two_threads_on_two_gpus_at_once(rng):
+    """One thread a GPU, solving at the same time: host arrays of the same shapes on both (graphs
+    cached per device, staging sets pooled per device) and a fractional float32 graph with
+    predecessors (the device mend, its shared-memory setting per device); every result right."""
+    count = len(apsp.info()["devices"])
+    if count < 2:
+        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    graphs = [random_graph(n, dt, rng) for n, dt in ((2000, np.float32), (900, np.int32))]
+    fractional = random_graph(700, np.float32, rng, negative=False) / np.float32(7)
+    results: dict = {}
+    errors: list[BaseException] = []
+
+    def work(device: str) -> None:
+        try:
+            for _ in range(3):
+                for k, g in enumerate(graphs):
+                    results[device, k] = apsp.solve(g, device=device)
+            results[device, "pred"] = apsp.solve(fractional, device=device,
+                                                 return_predecessors=True)
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in ("cuda:0", "cuda:1")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for device in ("cuda:0", "cuda:1"):
+        for k, g in enumerate(graphs):
+            assert_same(results[device, k], cpu_solve(g))
+        dist, pred = results[device, "pred"]
+        assert_same(dist, cpu_solve(fractional))
+        assert_chains_lead_back(fractional, dist, pred)
+
+
 def test_cuda_failure_is_runtime_error_and_next_call_works(rng):
     g = random_graph(50, np.float32, rng)
     bad_device = len(apsp.info()["devices"]) + 3
