@@ -1,5 +1,6 @@
 """Host wall-clock timing shared by the benchmarks (what a user of a host API waits), and the
-environment switches their rows are timed under (env_set, the tests' own helper)."""
+environment switches their rows are timed under (env_set, the tests' own helper: the benchmarks
+run from a checkout, with tests/graphs.py and its imports, SciPy among them)."""
 from __future__ import annotations
 
 import sys

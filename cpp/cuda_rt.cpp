@@ -109,12 +109,14 @@ void order_streams(StreamInt producer, StreamInt consumer, int device) {
 
 namespace {
 // One non-blocking stream per device that apsp owns for the process's lifetime: what a ready
-// result's CUDA array interface names while its work is pending.
+// result's CUDA array interface names while its work is pending. apsp enqueues only event waits on
+// it; a consumer may keep it as the array's stream (Numba does), where its later work waits for
+// the solve and, like any non-blocking stream's, not for the legacy default stream.
 cudaStream_t export_stream(int device) {
   static std::mutex mutex;
-  static std::map<int, cudaStream_t> streams;
+  static auto* streams = new std::map<int, cudaStream_t>();  // never destroyed at exit
   std::lock_guard<std::mutex> lock(mutex);
-  cudaStream_t& s = streams[device];
+  cudaStream_t& s = (*streams)[device];
   if (s == nullptr) {
     DeviceGuard guard(device);
     check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
@@ -124,7 +126,10 @@ cudaStream_t export_stream(int device) {
 }  // namespace
 
 ReadyEvent::~ReadyEvent() {
-  if (event_ != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  // cudaEventDestroy needs no current device; after the runtime unloads at exit it fails, and
+  // that error is cleared as free_result clears its own.
+  if (event_ != nullptr && cudaEventDestroy(static_cast<cudaEvent_t>(event_)) != cudaSuccess)
+    (void)cudaGetLastError();
 }
 
 void ReadyEvent::record(StreamInt stream, int device) {
@@ -149,6 +154,9 @@ StreamInt ReadyEvent::stream_to_name() const {
   const cudaError_t done = cudaEventQuery(static_cast<cudaEvent_t>(event_));
   if (done == cudaSuccess) return 0;
   if (done != cudaErrorNotReady) fail(done, "cudaEventQuery (the result's ready event)");
+  // Not an error, but some runtimes leave it as the thread's last error, where the next launch
+  // check (apsp's, torch's) would read it as its own failure.
+  if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
   cudaStream_t s = export_stream(device_);
   DeviceGuard guard(device_);
   check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(event_), 0),

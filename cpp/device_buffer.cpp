@@ -124,8 +124,8 @@ void DeviceBuffer::copy_from(const ArrayView& src) {
                         static_cast<std::size_t>(n_), stream_);
 }
 
-void DeviceBuffer::mark_ready() {
-  if (ptr_ != nullptr) ready_.record(stream_, device_);
+void DeviceBuffer::mark_ready(cuda::StreamInt stream) {
+  if (ptr_ != nullptr) ready_.record(stream, device_);
 }
 
 py::dict DeviceBuffer::cuda_array_interface() const {
@@ -135,7 +135,9 @@ py::dict DeviceBuffer::cuda_array_interface() const {
   d["data"] = py::make_tuple(ptr(), false);
   d["strides"] = py::none();
   d["version"] = 3;
-  if (!ready_.recorded()) {
+  if (ptr_ == nullptr) {
+    d["stream"] = py::none();  // no data: nothing to wait for
+  } else if (!ready_.recorded()) {
     d["stream"] = py::int_(interchange_stream(stream_));
   } else if (const cuda::StreamInt s = ready_.stream_to_name()) {
     d["stream"] = py::int_(s);
@@ -213,7 +215,6 @@ void bind_device_buffer(py::module_& m) {
       .def_property_readonly("dtype", [](const DeviceBuffer& b) { return apsp::dtype_name(b.dtype()); })
       .def_property_readonly("device", &DeviceBuffer::device)
       .def_property_readonly("ptr", &DeviceBuffer::ptr)
-      .def_property_readonly("stream", [](const DeviceBuffer& b) { return interchange_stream(b.stream()); })
       .def_property_readonly("__cuda_array_interface__", &DeviceBuffer::cuda_array_interface)
       .def("__dlpack_device__", &DeviceBuffer::dlpack_device)
       .def("__dlpack__", &DeviceBuffer::dlpack, py::kw_only(),
@@ -223,8 +224,9 @@ void bind_device_buffer(py::module_& m) {
            py::arg("src"), "Enqueue a copy of `src` (rows contiguous) into this buffer.")
       .def("_hold", &DeviceBuffer::hold, py::arg("source"),
            "Keep `source` until this buffer is freed (after the device is done with it).")
-      .def("_mark_ready", &DeviceBuffer::mark_ready,
-           "Record the work enqueued so far on its stream as what its exports wait for.")
+      .def("_mark_ready", &DeviceBuffer::mark_ready, py::arg("stream"),
+           "Record the work enqueued so far on `stream` (the solve's) as what its exports wait "
+           "for.")
       .def("__repr__", [](const DeviceBuffer& b) {
         return "apsp DeviceBuffer(shape=(" + std::to_string(b.n()) + ", " + std::to_string(b.n()) +
                "), dtype=" + apsp::dtype_name(b.dtype()) + ", device=cuda:" +

@@ -29,9 +29,10 @@ class DeviceBuffer {
   // Keeps `source` (the DeviceArray a pending copy reads) until this buffer is freed, which
   // waits for the device first: DLPack's producer gets its memory back only when apsp is done.
   void hold(py::object source) { held_ = std::move(source); }
-  // Marks the work enqueued so far on its stream as what makes its contents: exports wait for that
-  // from now on, not for the stream, which its owner may destroy first.
-  void mark_ready();
+  // Marks the work enqueued so far on `stream` (the solve's: a buffer solved again in place may be
+  // solved on another stream than its first) as what makes its contents: exports wait for that
+  // from now on, not for any stream, which its owner may destroy first.
+  void mark_ready(cuda::StreamInt stream);
 
   py::dict cuda_array_interface() const;
   py::tuple dlpack_device() const;
@@ -42,14 +43,13 @@ class DeviceBuffer {
   int64_t n() const { return n_; }
   apsp::DType dtype() const { return dtype_; }
   int device() const { return device_; }
-  cuda::StreamInt stream() const { return stream_; }
   uintptr_t ptr() const { return reinterpret_cast<uintptr_t>(ptr_); }
 
  private:
   int64_t n_;
   apsp::DType dtype_;
   int device_;
-  cuda::StreamInt stream_;  // where its contents are produced
+  cuda::StreamInt stream_;  // where it was allocated and copied into, until mark_ready
   void* ptr_ = nullptr;
   cuda::ReadyEvent ready_;  // recorded by mark_ready
   py::object held_;  // released after ~DeviceBuffer's free has waited for the device

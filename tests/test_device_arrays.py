@@ -9,7 +9,6 @@ Weights are small integers, so every float sum is exact and results are compared
 from __future__ import annotations
 
 import ctypes
-import gc
 import sys
 import time
 
@@ -775,8 +774,8 @@ def test_other_producer_on_another_device_than_the_current_one(
     producer = wrapper(t) if wrapper is DLPackOnly else wrapper(t.__cuda_array_interface__)
     dist, pred = apsp.solve(producer, return_predecessors=True, check=False)
     assert torch.cuda.current_device() == 0
-    # Imported through the CUDA array interface (a stream of apsp's own on cuda:1 while the solve
-    # is pending) and through DLPack.
+    # Imported through the CUDA array interface (torch.as_tensor) and through DLPack (the waits on
+    # the ready event are test_cuda_array_interface_result_outlives_the_producers_stream's).
     d, p = torch.as_tensor(dist, device="cuda:1"), torch.from_dlpack(pred)
     assert d.device == torch.device("cuda:1") and p.device == torch.device("cuda:1")
     got = d.cpu().numpy()
@@ -787,34 +786,71 @@ def test_other_producer_on_another_device_than_the_current_one(
 
 
 @gpu
+@pytest.mark.parametrize("index", [0, 1], ids=["cuda0", "cuda1"])
 def test_cuda_array_interface_result_outlives_the_producers_stream(
+        rng: np.random.Generator, index: int) -> None:
+    """Results of a CAI v3 producer wait for the solve itself (an event), not for the producer's
+    stream: two solves queued behind spins on a raw stream that is then destroyed read right, one
+    through the CUDA array interface (CuPy synchronises on the stream it names, apsp's own) and
+    one through DLPack (torch's stream waits for the event), both while still pending; cuda:1
+    with cuda:0 current too."""
+    torch = cuda_torch()
+    cupy = cupy_or_skip()
+    if index >= torch.cuda.device_count():
+        pytest.skip(f"needs 2 GPUs, this machine has {torch.cuda.device_count()}")
+    w = random_weights(rng, 40)
+    want = expected(w, "float32")
+    torch.cuda.set_device(0)
+    with cupy.cuda.Device(index):
+        a = cupy.asarray(w.astype(np.float32))
+        cupy.cuda.runtime.deviceSynchronize()
+        raw = cupy.cuda.runtime.streamCreateWithFlags(1)  # cudaStreamNonBlocking
+        producer = CAIOnly(dict(a.__cuda_array_interface__, version=3, stream=raw))
+        # The same solve once first: loading a kernel on its first launch (CUDA's lazy loading)
+        # can wait for the device, which would end the spins before the solves are queued.
+        apsp.solve(producer, check=False)
+        cupy.cuda.runtime.streamSynchronize(raw)
+        spin_on = torch.cuda.ExternalStream(raw, device=f"cuda:{index}")
+        done = []
+        for _ in range(2):  # check=False without predecessors: no host wait in the call
+            with torch.cuda.stream(spin_on):
+                torch.cuda._sleep(SPIN_CYCLES)
+            done.append(apsp.solve(producer, check=False))
+        first, second = done
+        # Only the first's interface before CuPy synchronises on the stream it names: apsp's
+        # stream would then wait for the second too.
+        pending = first.__cuda_array_interface__["stream"]
+        cupy.cuda.runtime.streamDestroy(raw)
+    assert pending not in (None, 1, raw), "not a stream of apsp's own that waits for the solve"
+    assert torch.cuda.current_device() == 0
+    with cupy.cuda.Device(index):
+        np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(first)), want)
+    got = torch.from_dlpack(second)
+    assert second.__cuda_array_interface__["stream"] is not None  # still behind the second spin
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+    torch.cuda.synchronize(index)
+    assert first.__cuda_array_interface__["stream"] is None  # done: nothing to wait for
+    assert torch.cuda.current_device() == 0
+
+
+@gpu
+def test_an_apsp_result_solved_again_in_place_is_ready_after_that_solve(
         rng: np.random.Generator) -> None:
-    """A result of a CAI v3 producer waits for the solve itself (an event), not for the producer's
-    stream: it reads right after that stream is destroyed with the solve still queued on it."""
+    """An apsp result (DeviceBuffer) solved again in place is solved on the legacy default stream
+    (its DLPack export): its exports then wait for that solve, queued behind a spin there, not
+    for the stream of its first solve."""
     torch = cuda_torch()
     cupy = cupy_or_skip()
     w = random_weights(rng, 40)
-    s = cupy.cuda.Stream(non_blocking=True)
-    with s:
-        a = cupy.asarray(w.astype(np.float32))
-        # The same solve once first: loading a kernel on its first launch (CUDA's lazy loading)
-        # can wait for the device, which would end the spin below before the solve is queued.
-        apsp.solve(CAIOnly(a.__cuda_array_interface__), check=False)
-        s.synchronize()
-        with torch.cuda.stream(torch.cuda.ExternalStream(s.ptr)):
-            torch.cuda._sleep(SPIN_CYCLES)  # the solve stays queued behind this
-        # check=False without predecessors: nothing waits for the device before the return.
-        dist = apsp.solve(CAIOnly(a.__cuda_array_interface__), check=False)
-        pending = dist.__cuda_array_interface__["stream"]
-    assert pending not in (None, 1, s.ptr), "not a stream of apsp's own that waits for the solve"
-    del s
-    gc.collect()
-    others = [cupy.cuda.Stream(non_blocking=True) for _ in range(32)]  # may reuse the handle
-    np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(dist)), expected(w, "float32"))
-    np.testing.assert_array_equal(torch.from_dlpack(dist).cpu().numpy(), expected(w, "float32"))
+    dist = apsp.solve(CAIOnly(cupy.asarray(w.astype(np.float32)).__cuda_array_interface__))
+    apsp.solve(dist, overwrite=True, directed=False, check=False)  # kernels loaded, as above
     torch.cuda.synchronize()
-    assert dist.__cuda_array_interface__["stream"] is None  # done: nothing to wait for
-    del others
+    dist = apsp.solve(CAIOnly(cupy.asarray(w.astype(np.float32)).__cuda_array_interface__))
+    torch.cuda._sleep(SPIN_CYCLES)  # on torch's default stream: the legacy default stream
+    assert apsp.solve(dist, overwrite=True, directed=False, check=False) is dist
+    assert dist.__cuda_array_interface__["stream"] is not None  # behind the spin
+    want = floyd_warshall(w, directed=False).astype(np.float32)
+    np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(dist)), want)
 
 
 @gpu

@@ -1642,9 +1642,10 @@ def test_host_arrays_on_two_gpus_in_turn(rng):
 
 
 def test_two_threads_on_two_gpus_at_once(rng):
-    """One thread a GPU, solving at the same time: host arrays of the same shapes on both (graphs
-    cached per device, staging sets pooled per device) and a fractional float32 graph with
-    predecessors (the device mend, its shared-memory setting per device); every result right."""
+    """One thread a GPU, started together: host arrays of the same shapes on both (graphs cached
+    per device, staging sets pooled per device) and a fractional float32 graph with predecessors
+    (the device mend, its shared-memory setting per device); every result right. (Correctness
+    under concurrency: it does not measure whether the two GPUs overlap.)"""
     count = len(apsp.info()["devices"])
     if count < 2:
         pytest.skip(f"needs 2 GPUs, this machine has {count}")

@@ -244,10 +244,11 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
         if n:
             _run(work, pred, stream, n, arr.device, directed, unweighted, progress, check)
             # Exports wait for the solve itself, not for the producer's stream, which its owner
-            # may destroy before reading the result.
+            # may destroy before reading the result (dist is the input itself with overwrite=True:
+            # an apsp result solved again in place is marked too, on this solve's stream).
             for made in (dist, pred):
                 if isinstance(made, _core.DeviceBuffer):
-                    made._mark_ready()
+                    made._mark_ready(stream)
     finally:
         if not held:  # the checks waited for the device: the producer may have its memory back
             arr.close()
