@@ -313,6 +313,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("INT32_INF") = py::int_(apsp::kInt32Inf);
   m.attr("INT64_INF") = py::int_(apsp::kInt64Inf);
   m.attr("NO_PREDECESSOR") = py::int_(apsp::kNoPredecessor);
+  // The predecessor mends' pool of searches (core/pred_repair.hpp), for the tests that spend it.
+  m.attr("MEND_SEARCHES_PER_VERTEX") = py::int_(apsp::kMendSearchesPerVertex);
 
   py::register_exception_translator([](std::exception_ptr ptr) {
     try {

@@ -449,10 +449,6 @@ def test_mend_of_many_loops_in_one_row(dtype: str) -> None:
     mends_through_hubs(pred, got, 520 + 3 * np.arange(30))
 
 
-# pred_repair.hpp: kMendSearchesPerVertex, the pool of O(n) searches a vertex for the whole matrix.
-MEND_SEARCHES_PER_VERTEX = 16
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_mend_stops_when_its_searches_run_out(dtype) -> None:
     """128 rows of 64 loops each need 128 searches a row here (both vertices of a loop are
@@ -465,8 +461,8 @@ def test_mend_stops_when_its_searches_run_out(dtype) -> None:
     assert looping_rows(dist, pred) == set(range(sources))
     got = pred.copy()
     mended = _core.repair_predecessor_loops(dist, got)
-    assert int(np.count_nonzero(got != pred)) == MEND_SEARCHES_PER_VERTEX * n
-    assert mended == MEND_SEARCHES_PER_VERTEX * n // (2 * loops)
+    assert int(np.count_nonzero(got != pred)) == _core.MEND_SEARCHES_PER_VERTEX * n
+    assert mended == _core.MEND_SEARCHES_PER_VERTEX * n // (2 * loops)
     left = looping_rows(dist, got)
     assert left == set(range(mended, sources))
     assert_chains_lead_back(g, dist, got, skip_sources=frozenset(left))

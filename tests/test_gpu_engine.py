@@ -2148,8 +2148,9 @@ def test_device_mend_stops_when_its_searches_run_out(torch, dtype) -> None:
     g, dist, pred = crafted_pred_loops(dtype, loops=loops, first=sources, sources=sources)
     n = g.shape[0]
     got = device_mend(torch, dist, pred)
-    assert int(np.count_nonzero(got != pred)) == 16 * n  # pred_repair.hpp: kMendSearchesPerVertex
+    pool = _core.MEND_SEARCHES_PER_VERTEX * n
+    assert int(np.count_nonzero(got != pred)) == pool
     left = looping_rows(dist, got)
-    assert left <= set(range(sources)) and len(left) >= sources - 16 * n // (2 * loops)
+    assert left <= set(range(sources)) and len(left) >= sources - pool // (2 * loops)
     assert_chains_lead_back(g, dist, got, skip_sources=frozenset(left))
     mends_through_hubs(pred, got, sources + 3 * np.arange(loops))

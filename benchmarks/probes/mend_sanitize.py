@@ -52,7 +52,7 @@ for dtype in (np.float32, np.float64):
                                           torch.utils.dlpack.to_dlpack(pp), 0)
     torch.cuda.synchronize()
     got = pp.cpu().numpy()
-    assert np.count_nonzero(got != pred) == 16 * len(g)
+    assert np.count_nonzero(got != pred) == _core.MEND_SEARCHES_PER_VERTEX * len(g)
     assert_chains_lead_back(g, dist, got, skip_sources=frozenset(looping_rows(dist, got)))
     solves += 1
 print(f"mend sanitizer driver: {solves} solves and mends, every chain leads back")
