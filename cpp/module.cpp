@@ -105,11 +105,12 @@ apsp::Options make_options(bool directed, bool unweighted, bool check_input,
 // and puts the distances in `out`; without it, `graph` is solved in place (the CPU engine always).
 void solve_host(py::buffer graph, py::object pred, const std::string& engine, int device,
                 bool directed, bool unweighted, bool check_input, bool check_negative_cycles,
-                py::object progress, py::object out) {
+                py::object progress, py::object out, const std::vector<int>& helpers) {
   const bool cpu = engine == "cpu";
   if (!cpu && engine != "cuda")
     throw py::value_error("engine must be 'cpu' or 'cuda', got '" + engine + "'");
   if (cpu && !out.is_none()) throw py::value_error("the CPU engine solves in place: out must be None");
+  if (cpu && !helpers.empty()) throw py::value_error("the CPU engine takes no helper GPUs");
   py::buffer_info info = graph.request(out.is_none());
   apsp::Matrix input = host_matrix(info, "graph", out.is_none());
   py::buffer_info out_info;
@@ -128,7 +129,7 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
     apsp::solve_cpu(input, p, o);
     apsp::repair_predecessor_loops(dist, p);  // float rounding (pred_repair.hpp); O(n^2)
   } else {
-    apsp::solve_cuda_host(input, dist, p, o, device);  // mended on the device
+    apsp::solve_cuda_host(input, dist, p, o, device, helpers);  // mended on the device
   }
 }
 
@@ -138,7 +139,7 @@ void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
                        py::array_t<int64_t, py::array::c_style> cols, py::array values,
                        py::buffer out, py::object pred, int device, bool directed,
                        bool unweighted, bool check_input, bool check_negative_cycles,
-                       py::object progress) {
+                       py::object progress, const std::vector<int>& helpers) {
   py::buffer_info info = out.request(true);
   apsp::Matrix m = host_matrix(info, "out");
   if (m.n != n) throw py::value_error("out must be n x n");
@@ -159,7 +160,7 @@ void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
   Callback cb{progress};
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
-  apsp::solve_cuda_sparse_host(g, m, p, o, device);  // predecessors mended on the device
+  apsp::solve_cuda_sparse_host(g, m, p, o, device, helpers);  // predecessors mended there
 }
 
 // An operand of solve_array: a DeviceArray, a DeviceBuffer, or a DLPack capsule, which is taken
@@ -338,12 +339,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("solve_host", &solve_host, py::arg("graph"), py::arg("pred"), py::arg("engine"),
         py::arg("device"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"), py::arg("out") = py::none(),
-        "Solve a host array (rows contiguous) with the CPU or CUDA engine, in place or into `out`.");
+        py::arg("helpers") = std::vector<int>{},
+        "Solve a host array (rows contiguous) with the CPU or CUDA engine, in place or into `out`; "
+        "`helpers`: more CUDA devices that share the rounds with `device`.");
   m.def("solve_sparse_host", &solve_sparse_host, py::arg("n"), py::arg("rows"), py::arg("cols"),
         py::arg("values"), py::arg("out"), py::arg("pred"), py::arg("device"), py::arg("directed"),
         py::arg("unweighted"), py::arg("check_input"), py::arg("check_negative_cycles"),
-        py::arg("progress"),
-        "Solve a COO graph on a CUDA device (edges scattered there) into the host array `out`.");
+        py::arg("progress"), py::arg("helpers") = std::vector<int>{},
+        "Solve a COO graph on a CUDA device (edges scattered there) into the host array `out`; "
+        "`helpers`: more CUDA devices that share the rounds with `device`.");
   bind_device_array(m);
   apsp_py::bind_device_buffer(m);
   m.attr("DEVICE_DTYPES") = py::tuple(py::cast(apsp_py::device_dtype_names()));

@@ -236,6 +236,37 @@ def test_no_driver_is_named_as_such():
     assert facts["why_no_devices"] == "no NVIDIA driver is installed (libcuda.so.1 was not found)"
 
 
+# A list of devices (a host solve split over GPUs) names GPUs only, each once; a device array
+# refuses one (tests/test_gpu_engine.py, with the splits themselves).
+@pytest.mark.parametrize("device, fragment", [
+    ([], "names no device"),
+    (["cpu"], "names GPUs only"),
+    (("cuda:0", "cpu"), "names GPUs only"),
+    (["cuda:0", ["cuda:1"]], "names GPUs only"),
+    (["gpu0"], "is not a valid device"),
+])
+def test_device_lists_that_name_no_gpus_are_refused(device, fragment):
+    g = _g()
+    before = g.copy()
+    with pytest.raises(ValueError, match=fragment):
+        apsp.solve(g, device=device)
+    np.testing.assert_array_equal(g, before)
+
+
+def test_a_device_list_without_a_gpu_says_why():
+    if apsp.info()["devices"]:
+        pytest.skip("this machine has a usable GPU (the GPU tier splits over two)")
+    with pytest.raises(RuntimeError, match="no GPU is usable"):
+        apsp.solve(_g(), device=["cuda:0", "cuda:1"])
+
+
+def test_cli_reads_gpus_written_with_commas():
+    from apsp.__main__ import _device_arg
+
+    assert _device_arg("cuda:0, cuda:1") == ["cuda:0", "cuda:1"]
+    assert _device_arg("cuda:1") == "cuda:1"
+
+
 @pytest.mark.gpu
 def test_cuda_index_out_of_range_names_the_usable_devices():
     count = len(apsp.info()["devices"])

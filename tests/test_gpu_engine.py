@@ -2154,3 +2154,163 @@ def test_device_mend_stops_when_its_searches_run_out(torch, dtype) -> None:
     assert left <= set(range(sources)) and len(left) >= sources - pool // (2 * loops)
     assert_chains_lead_back(g, dist, got, skip_sources=frozenset(left))
     mends_through_hubs(pred, got, sources + 3 * np.arange(loops))
+
+
+# ---- one host solve split over two GPUs (device=[...]; engine.cu: enqueue_split) ----------------
+# Each GPU takes the rounds of a contiguous share of the rows; the owner of a super-round sends
+# its pivot rows (and the square of its blocks as each was after its own step) to the other, so
+# that every GPU reads what the one-GPU round loop reads: the results are the one-GPU results
+# bit for bit, floats included. Forced super-round plans (APSP_CUDA_TILES) split at any n;
+# without, from the split's threshold (SPLIT_MIN_N).
+TWO = ["cuda:0", "cuda:1"]
+SPLIT_MIN_N = 6144  # engine.cu: kSplitMinN
+
+
+def need_two_gpus() -> None:
+    count = len(apsp.info()["devices"])
+    if count < 2:
+        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+
+
+def split_lines(capfd, solve):
+    """Run `solve` with APSP_CUDA_TRACE=1: (its result, the engine's split lines)."""
+    return trace_lines(capfd, solve, "apsp cuda: rounds split")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("tiles, n", [("k64d", 129), ("k64d", 1000), ("k64q", 1500),
+                                      ("k64o", 2500)])
+def test_split_over_two_gpus_is_the_one_gpu_solve_bit_for_bit(capfd, rng, dtype, tiles, n):
+    need_two_gpus()
+    g = random_graph(n, dtype, rng)  # negative edges, unreachable pairs, ragged last tile
+    with env_set(APSP_CUDA_TILES=tiles):
+        one = apsp.solve(g, device="cuda:0")
+        two, lines = split_lines(capfd, lambda: apsp.solve(g, device=TWO))
+    assert len(lines) == 1 and "over 2 GPUs" in lines[0] and "on cuda:1" in lines[0], lines
+    np.testing.assert_array_equal(two, one)
+    assert_same(two, cpu_solve(g))
+
+
+# float32 of non-negative weights (the min3 step on Hopper), fractional ones with negative
+# weights, the undirected and unweighted rules, a scipy.sparse input (scattered on cuda:0).
+@pytest.mark.parametrize("case", ["min3", "fractional", "undirected", "unweighted", "sparse"])
+def test_split_over_two_gpus_other_inputs(capfd, rng, case):
+    need_two_gpus()
+    g = random_graph(1100, np.float32, rng)
+    if case in ("min3", "undirected", "unweighted"):  # every weight >= 0 (no negative 2-cycle)
+        g = np.abs(g)
+    elif case == "fractional":  # negative and fractional weights: FADD + FMNMX
+        g = g / np.float32(7)
+    kw = {"undirected": {"directed": False}, "unweighted": {"unweighted": True}}.get(case, {})
+    if case == "sparse":
+        sp = pytest.importorskip("scipy.sparse")
+        g = sp.csr_matrix(np.where(np.isfinite(g), g, 0))
+    with env_set(APSP_CUDA_TILES="k64q"):
+        one = apsp.solve(g, device="cuda:0", **kw)
+        two, lines = split_lines(capfd, lambda: apsp.solve(g, device=TWO, **kw))
+    assert len(lines) == 1, lines
+    np.testing.assert_array_equal(two, one)
+
+
+def test_split_over_two_gpus_from_its_threshold(capfd, rng):
+    """Without a forced plan the split starts at SPLIT_MIN_N; below it cuda:0 solves alone."""
+    need_two_gpus()
+    small = random_graph(SPLIT_MIN_N - 64, np.int32, rng)
+    got, lines = split_lines(capfd, lambda: apsp.solve(small, device=TWO))
+    assert lines == []
+    np.testing.assert_array_equal(got, apsp.solve(small, device="cuda:0"))
+    big = random_graph(SPLIT_MIN_N, np.int32, rng)
+    got, lines = split_lines(capfd, lambda: apsp.solve(big, device=TWO))
+    assert len(lines) == 1 and f"n = {SPLIT_MIN_N}" in lines[0], lines
+    np.testing.assert_array_equal(got, apsp.solve(big, device="cuda:0"))
+
+
+def test_split_reports_the_negative_cycles_one_gpu_reports(rng):
+    need_two_gpus()
+    g = random_graph(1000, np.float64, rng)
+    g[700, 5], g[5, 700] = -500.0, 1.0  # a negative cycle across the two GPUs' rows
+    with env_set(APSP_CUDA_TILES="k64d"):
+        with pytest.raises(apsp.NegativeCycleError) as one:
+            apsp.solve(g, device="cuda:0")
+        with pytest.raises(apsp.NegativeCycleError) as two:
+            apsp.solve(g, device=TWO)
+    assert list(two.value.vertices) == list(one.value.vertices)
+    assert 5 in list(two.value.vertices) and 700 in list(two.value.vertices)
+
+
+def test_split_with_predecessors_runs_on_the_first_gpu(capfd, rng):
+    """Predecessor plans do not split: cuda:1 alone holds the solve when it is named first."""
+    need_two_gpus()
+    g = random_graph(1000, np.float32, rng)
+    (dist, pred), lines = split_lines(
+        capfd, lambda: apsp.solve(g, device=["cuda:1", "cuda:0"], return_predecessors=True))
+    assert lines == []
+    assert_same(dist, cpu_solve(g))
+    assert_chains_lead_back(g, dist, pred)
+
+
+def test_split_progress_reports_every_round(rng):
+    need_two_gpus()
+    n = 2500
+    g = random_graph(n, np.int32, rng)
+    seen: list[tuple[int, int]] = []
+    work = g.copy()
+    with env_set(APSP_CUDA_TILES="k64d"):
+        _core.solve_host(work, None, "cuda", 0, True, False, True, True,
+                         lambda done, total: seen.append((done, total)), None, [1])
+    assert_same(work, cpu_solve(g))
+    assert seen and seen[-1][0] == seen[-1][1] == (n + 63) // 64
+    assert [d for d, _ in seen] == sorted(set(d for d, _ in seen))
+
+
+def test_split_callback_error_leaves_both_gpus_usable(rng):
+    """A progress callback that raises between rounds stops the split solve; both GPUs' work has
+    ended, and the next split solve is right."""
+    need_two_gpus()
+    g = random_graph(2500, np.int32, rng)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_round_8(done: int, total: int) -> None:
+        if done >= 8:
+            raise Stop()
+
+    with env_set(APSP_CUDA_TILES="k64d"):
+        with pytest.raises(Stop):
+            _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, stop_at_round_8,
+                             None, [1])
+        np.testing.assert_array_equal(apsp.solve(g, device=TWO), apsp.solve(g, device="cuda:0"))
+
+
+def test_split_helpers_are_checked(rng):
+    need_two_gpus()
+    g = random_graph(300, np.float32, rng)
+    with pytest.raises(ValueError, match="cuda:0 is named twice"):
+        _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, None, None, [1, 0])
+    with pytest.raises(RuntimeError, match="CUDA device 99 cannot be used"):
+        _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, None, None, [99])
+    with pytest.raises(ValueError, match="names cuda:1 more than once"):
+        apsp.solve(g, device=["cuda:1", 1])
+    assert_same(apsp.solve(g, device=TWO), cpu_solve(g))
+
+
+def test_split_refuses_device_arrays(torch, rng):
+    need_two_gpus()
+    t = torch.from_numpy(random_graph(100, np.float32, rng)).cuda()
+    with pytest.raises(ValueError, match="device arrays are solved where they are"):
+        apsp.solve(t, device=TWO)
+
+
+def test_cli_splits_over_gpus_written_with_commas(tmp_path, rng):
+    import subprocess
+    import sys
+
+    need_two_gpus()
+    out = subprocess.run([sys.executable, "-m", "apsp", "demo", "--n", "1200", "--device",
+                          "cuda:0,cuda:1"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "APSP_CUDA_TILES": "k64d", "APSP_CUDA_TRACE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert "on the GPUs cuda:0, cuda:1" in out.stdout
+    assert "apsp cuda: rounds split over 2 GPUs" in out.stderr
+    assert "results agree with scipy" in out.stdout

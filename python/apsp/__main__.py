@@ -9,6 +9,15 @@ from typing import Optional, Sequence
 import numpy as np
 
 
+DEVICE_HELP = ("cpu, cuda, cuda:N, or GPUs split by commas such as cuda:0,cuda:1 (one solve split "
+               "over them); default: a GPU if usable")
+
+
+def _device_arg(text: str) -> "str | list[str]":
+    """--device: one device, or a list of GPUs written with commas."""
+    return [part.strip() for part in text.split(",")] if "," in text else text
+
+
 def _demo(args: argparse.Namespace) -> int:
     import scipy.sparse.csgraph as csgraph
 
@@ -21,7 +30,8 @@ def _demo(args: argparse.Namespace) -> int:
     g = rng.uniform(1.0, 100.0, size=(n, n)).astype(np.float64)
     g[rng.random((n, n)) > args.density] = np.inf  # sparse-ish random directed graph
     target = parse_device(args.device) or default_host_target()
-    label = "CPU engine" if target.engine == "cpu" else f"GPU cuda:{target.index}"
+    label = ("CPU engine" if target.engine == "cpu" else f"GPU cuda:{target.index}" if not
+             target.helpers else "GPUs " + ", ".join(f"cuda:{i}" for i in (target.index, *target.helpers)))
     print(f"apsp demo: random directed graph, n={n}, density {args.density}, float64, on the {label}")
     apsp.solve(g[:64, :64], device=args.device)  # warm-up: module load, CUDA context
     if args.progress:
@@ -131,7 +141,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     demo.add_argument("--n", type=_int_at_least(1), default=1000, help="vertices (default 1000)")
     demo.add_argument("--density", type=_probability, default=0.1, help="edge probability (default 0.1)")
     demo.add_argument("--seed", type=_int_at_least(0), default=0, help="random seed (default 0)")
-    demo.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: a GPU if usable)")
+    demo.add_argument("--device", default=None, type=_device_arg, help=DEVICE_HELP)
     demo.add_argument("--progress", action="store_true", help="show a progress bar")
     demo.set_defaults(func=_demo)
     inf = sub.add_parser("info", help="print build and device facts")
@@ -141,7 +151,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        "triples, little-endian")
     solve.add_argument("output", help="distance file to write: n x n int32, row-major, "
                        "unreachable = 1073741823 (2^30 - 1)")
-    solve.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: a GPU if usable)")
+    solve.add_argument("--device", default=None, type=_device_arg, help=DEVICE_HELP)
     solve.add_argument("--progress", action="store_true", help="show a progress bar")
     solve.set_defaults(func=_solve)
     args = parser.parse_args(argv)

@@ -65,6 +65,11 @@ def _check_device_arg(device: Any, actual: int) -> None:
     if device is None or str(device) == "cuda":
         return
     target = parse_device(device)
+    if target.helpers:
+        raise ValueError(f"graph lives on cuda:{actual} but device={device!r} was asked; a list of "
+                         "devices splits the solve of a host array (NumPy, scipy.sparse) over "
+                         "those GPUs, while device arrays are solved where they are: leave "
+                         "device=None, or pass graph as a host array")
     if target.engine == "cpu":
         raise ValueError(f"graph lives on cuda:{actual} but device={device!r} was asked; apsp does "
                          "not copy device arrays to the host: move it yourself (tensor.cpu(), "

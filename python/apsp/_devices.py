@@ -13,6 +13,14 @@ from . import _core
 class Target(NamedTuple):
     engine: str  # "cpu" or "cuda"
     index: int  # CUDA device ordinal, -1 for the CPU
+    helpers: tuple[int, ...] = ()  # more CUDA ordinals that share a host solve's rounds
+
+    @property
+    def label(self) -> str:
+        """'cpu', 'cuda:0', or 'cuda:0+1' for a solve split over cuda:0 and cuda:1."""
+        if self.engine == "cpu":
+            return "cpu"
+        return f"cuda:{self.index}" + "".join(f"+{h}" for h in self.helpers)
 
 
 CPU = Target("cpu", -1)
@@ -47,9 +55,13 @@ if hasattr(os, "register_at_fork"):
 
 
 def parse_device(device: Any) -> Target | None:
-    """None stays None (the caller decides); 'cpu', 'cuda', 'cuda:N', an int N, or torch.device."""
+    """None stays None (the caller decides); 'cpu', 'cuda', 'cuda:N', an int N, or torch.device;
+    or a list or tuple of GPUs (any of those but 'cpu'), each named once, which split a host
+    solve: the first holds the result, the others are its helpers."""
     if device is None:
         return None
+    if isinstance(device, (list, tuple)):
+        return _parse_device_list(device)
     if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
         text = f"cuda:{int(device)}"
     else:
@@ -67,6 +79,21 @@ def parse_device(device: Any) -> Target | None:
             raise ValueError(f"device={device!r} is not a valid device; use 'cpu', 'cuda' or 'cuda:N'")
         return require_cuda(index, device)
     raise ValueError(f"device={device!r} is not a valid device; use 'cpu', 'cuda' or 'cuda:N'")
+
+
+def _parse_device_list(devices: list | tuple) -> Target:
+    if not devices:
+        raise ValueError("device=[] names no device; pass a GPU or a list of GPUs, e.g. "
+                         "device=['cuda:0', 'cuda:1'], or leave device=None")
+    if any(d is None or isinstance(d, (list, tuple)) or str(d) == "cpu" for d in devices):
+        raise ValueError(f"device={devices!r}: a list of devices names GPUs only ('cuda:N' or N); "
+                         "use device='cpu' alone for the CPU engine")
+    targets = [parse_device(d) for d in devices]
+    indices = [t.index for t in targets if t is not None]
+    for i in indices:
+        if indices.count(i) > 1:
+            raise ValueError(f"device={devices!r} names cuda:{i} more than once; name each GPU once")
+    return Target("cuda", indices[0], tuple(indices[1:]))
 
 
 def require_cuda(index: int, asked: Any) -> Target:

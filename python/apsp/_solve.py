@@ -97,9 +97,13 @@ def solve(
         Write the distances into ``graph`` itself (no extra n^2 memory) and return it. Needs a
         writable array of a natively computed dtype whose rows are contiguous; otherwise
         ``ValueError`` saying why (never a silent copy).
-    device : None, "cpu", "cuda", "cuda:N"
+    device : None, "cpu", "cuda", "cuda:N", or a list of GPUs such as ["cuda:0", "cuda:1"]
         None: device arrays stay on their device; host arrays use the first usable GPU, else the
-        CPU engine.
+        CPU engine. A list splits the rounds of a host array's solve (NumPy, scipy.sparse) over
+        those GPUs, each taking a share of the rows; the first holds the result. Each GPU holds a
+        copy of the whole matrix, so a list adds speed, not room. Solves that do not split
+        (predecessors, small n, graphs of small integer weights on 16-bit lengths) run on the
+        first GPU alone. Device arrays are solved where they are: a list raises ``ValueError``.
     progress : bool
         Show a progress bar (tqdm when installed, a stderr line otherwise).
     check : bool
@@ -244,10 +248,10 @@ def solve_host(
         source, out = arr, np.empty((n, n), dtype=arr.dtype)
     else:
         source, out = host_work_array(arr, overwrite), None
-    bar = make_progress(progress, f"apsp n={n} {target.engine}")
+    bar = make_progress(progress, f"apsp n={n} {target.label}")
     try:
         _core.solve_host(source, pred, target.engine, max(target.index, 0), bool(directed),
-                         bool(unweighted), _check_input, True, bar, out)
+                         bool(unweighted), _check_input, True, bar, out, list(target.helpers))
     finally:
         if bar is not None:
             bar.close()

@@ -57,10 +57,10 @@ def solve_sparse(graph: Any, *, overwrite: bool, directed: bool, unweighted: boo
     values = np.ascontiguousarray(coo.data, dtype=dtype)
     dist = np.empty((n, n), dtype=dtype)
     pred = np.empty((n, n), dtype=np.int32) if return_predecessors else None
-    bar = make_progress(progress, f"apsp n={n} cuda")
+    bar = make_progress(progress, f"apsp n={n} {target.label}")
     try:
         _core.solve_sparse_host(n, rows, cols, values, dist, pred, target.index, bool(directed),
-                                bool(unweighted), True, True, bar)
+                                bool(unweighted), True, True, bar, list(target.helpers))
     finally:
         if bar is not None:
             bar.close()

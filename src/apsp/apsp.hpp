@@ -117,8 +117,13 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
 // untouched unless it is `dist` itself) and staged through pinned memory to one device buffer,
 // and the distances are written to `dist` (same n and dtype). Pass the same matrix twice to solve
 // in place; a separate `dist` spares the caller a host copy that keeps the input intact.
+// `helpers`: more devices that share the round loop's rows with `device` (a multi-GPU solve):
+// each holds its own copy of the n x n working matrix, takes the rounds of a contiguous share of
+// the rows and receives each super-round's pivot rows from their owner; the results are gathered
+// on `device`, bit for bit those of `device` alone. Plans that do not split (predecessors, the
+// one-launch and narrow plans, n below the split's threshold) run on `device` alone.
 void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& options,
-                     int device);
+                     int device, const std::vector<int>& helpers = {});
 
 // A sparse graph in coordinate form on the host: edge e is rows[e] -> cols[e] with weight
 // values[e] (of `dtype`); duplicates are allowed (the smallest weight wins).
@@ -133,6 +138,7 @@ struct CooGraph {
 // The edges are uploaded and scattered into one n x n device matrix (the dense graph is never
 // built on the host); the distances land in the host matrix `dist` (same n and dtype).
 void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
-                            const Options& options, int device);
+                            const Options& options, int device,
+                            const std::vector<int>& helpers = {});
 
 }  // namespace apsp

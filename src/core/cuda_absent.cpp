@@ -17,8 +17,13 @@ static void absent() {
   throw CudaError(std::string("this build of apsp has no CUDA engine: ") + APSP_CUDA_WHY);
 }
 void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
-void solve_cuda_host(Matrix, Matrix, PredMatrix, const Options&, int) { absent(); }
-void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&, int) { absent(); }
+void solve_cuda_host(Matrix, Matrix, PredMatrix, const Options&, int, const std::vector<int>&) {
+  absent();
+}
+void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&, int,
+                            const std::vector<int>&) {
+  absent();
+}
 void repair_predecessor_loops_cuda(const Matrix&, const PredMatrix&, int, void*) { absent(); }
 
 }  // namespace apsp

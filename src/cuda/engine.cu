@@ -457,6 +457,8 @@ struct Job {
   bool pdl = false;  // programmatic dependent launch: the round loop's (`launch`), the flow kernel's
   int flow_workers = 2;  // the flow plan's workers per block (flow_workers)
   bool flow_extra = false;  // and its workers on the SMs its clusters leave free (flow_extra)
+  // More GPUs that take a share of the rows (enqueue_split), or null: the solve's GPU alone.
+  const std::vector<int>* split = nullptr;
 };
 
 // The attribute of a programmatic dependent launch (`launch`, enqueue_flow).
@@ -1146,6 +1148,294 @@ void enqueue_rounds(const Job& job, cudaStream_t stream, AfterRound&& after_roun
   }
 }
 
+// Plans whose round loop takes a part of a solve (enqueue_rounds' `part`; upload_and_enqueue_
+// arriving) or splits over several GPUs (enqueue_split): super-rounds without predecessors.
+template <class P, class = void>
+struct takes_parts : std::false_type {};
+template <class P>
+struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
+    : std::bool_constant<!P::pred && (P::depth > P::K) && !is_narrow<P>::value> {};
+
+// ---- a solve's rounds split over several GPUs ----------------------------------------------------
+// The tile rows are cut into contiguous windows of whole super-rounds, one a GPU (the solve's own
+// GPU first, then its helpers: Job::split). Every GPU holds a copy of the whole n x ld matrix
+// (the solve's GPU the real one, each helper its own buffer) and takes every round on its
+// window's rows only; a row's rounds read only that row and the pivot rows (upload_and_enqueue_
+// arriving says why), so a window needs nothing of the other rows but their pivot rows, once a
+// super-round:
+//   - the owner of a super-round (the GPU whose window holds its pivot blocks) makes its pivot
+//     rows final (finish_pivot_rows, on its whole window) and sends them to every other GPU, into
+//     the same rows of their matrices;
+//   - every other GPU then takes that super-round's phases 1 and 2 on its own rows only (the
+//     column panels, finish_pivot_rows on its window, which leaves the pivot blocks out) and its
+//     phase 3, as the owner does.
+// Phase 3 reads the pivot rows outside the super-round's own columns as they end the
+// super-round; the column panels read the pivot rows inside them (the square of the super-round's
+// blocks) as each was right after its own step, before later steps of the super-round updated it.
+// So the owner snapshots each pivot block's part of that square after its step, and sends the
+// rows and then the square over them: every GPU reads exactly what the one-GPU round loop reads,
+// and the results are the one-GPU results bit for bit (floats too). Each GPU runs the look-ahead
+// of lookahead_rounds on its own two streams; the owner's sends go on its critical (aux) stream,
+// whose later writes to those rows come after them. At the end the solve's GPU gathers the
+// helpers' windows into its matrix.
+template <class P>
+struct SplitPart {
+  using T = typename P::type;
+  int device = 0;
+  Window w{};
+  Job job{};
+  bool aligned = false;
+  GemmMaps maps{};
+  cudaStream_t main = nullptr, aux = nullptr;
+  std::unique_ptr<OwnStream> own_main, own_aux;
+  std::unique_ptr<OwnEvent> main_done, aux_done, sent;
+  std::unique_ptr<AsyncBuffer> matrix, flag, square;
+};
+
+// Peer access between every pair of `devices`, enabled once per pair; false where a pair cannot
+// have it (the split then runs on the first device alone).
+bool enable_peer_access(const std::vector<int>& devices) {
+  static std::mutex m;
+  static std::vector<std::pair<int, int>> enabled;
+  std::lock_guard<std::mutex> lock(m);
+  for (int a : devices)
+    for (int b : devices) {
+      if (a == b || std::find(enabled.begin(), enabled.end(), std::make_pair(a, b)) != enabled.end())
+        continue;
+      int can = 0;
+      APSP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can) return false;
+      DeviceGuard guard(a);
+      const cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
+      if (err == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+      else
+        APSP_CUDA_CHECK(err);
+      enabled.emplace_back(a, b);
+    }
+  return true;
+}
+
+// The split from this n (below it the solve's GPU alone): to be measured.
+constexpr int64_t kSplitMinN = 6144;
+
+template <class P, class AfterRound>
+void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&& after_round) {
+  using T = typename P::type;
+  constexpr int K = P::K;
+  constexpr int64_t step = P::depth / K;
+  static_assert(step > 1, "the split runs the super-round plans");
+  const std::vector<int>& helpers = *job.split;
+  const int64_t n = job.n, ld = job.ld, nb = (n + K - 1) / K;
+  const int64_t supers = (nb + step - 1) / step;
+  const int count = int(std::min<int64_t>(int64_t(helpers.size()) + 1, supers));
+  const size_t row_bytes = size_t(ld) * sizeof(T);
+  auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
+  auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(step, nb - r0)); };
+  auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(blocks_in(r0) * K, n - r0 * K)); };
+  auto rows_of = [&](int64_t b0, int64_t b1) {  // elements rows of tile rows [b0, b1)
+    return std::pair<int64_t, int64_t>(b0 * K, std::min(n, b1 * K));
+  };
+
+  std::vector<SplitPart<P>> parts(static_cast<size_t>(count));
+  // Every part's streams finish before its buffers go, also after an exception between
+  // launches (a progress callback that raised): no GPU is left writing another's memory.
+  struct FinishAll {
+    std::vector<SplitPart<P>>& parts;
+    ~FinishAll() {
+      if (std::uncaught_exceptions() == 0) return;
+      for (auto& g : parts) {
+        if (g.aux) (void)cudaStreamSynchronize(g.aux);
+        if (g.main) (void)cudaStreamSynchronize(g.main);
+      }
+      (void)cudaGetLastError();
+    }
+  } finish_all{parts};
+  OwnEvent ready;  // on the solve's stream: the rules (and any pack) done
+  APSP_CUDA_CHECK(cudaEventRecord(ready.e, stream));
+  const T* d0 = static_cast<const T*>(job.d);
+  for (int i = 0; i < count; ++i) {
+    SplitPart<P>& g = parts[size_t(i)];
+    g.device = i == 0 ? device : helpers[size_t(i - 1)];
+    g.w = Window{std::min(nb, i * supers / count * step), std::min(nb, (i + 1) * supers / count * step),
+                 0, nb};
+    DeviceGuard guard(g.device);
+    prepare_kernels<P>(g.device);
+    g.job = job;
+    g.job.split = nullptr;
+    set_sm90_features(g.job, sm90(g.device));
+    g.own_aux = std::make_unique<OwnStream>(Lookahead::highest_priority());
+    g.aux = g.own_aux->s;
+    g.main_done = std::make_unique<OwnEvent>();
+    g.aux_done = std::make_unique<OwnEvent>();
+    g.sent = std::make_unique<OwnEvent>();
+    if (i == 0) {
+      g.main = stream;
+    } else {  // its own copy of the matrix, its window's rows from the solve's GPU
+      g.own_main = std::make_unique<OwnStream>();
+      g.main = g.own_main->s;
+      void* ptr = nullptr;
+      const std::string what = "the copy of the matrix on cuda:" + std::to_string(g.device) +
+                               " (a solve split over several GPUs)";
+      check_allocation(cudaMallocAsync(&ptr, size_t(n) * row_bytes, g.main), size_t(n) * row_bytes,
+                       what.c_str());
+      g.matrix = std::make_unique<AsyncBuffer>(ptr, g.main);
+      g.job.d = ptr;
+      wait_event(g.main, ready.e);
+      const auto [a, b] = rows_of(g.w.w0, g.w.w1);
+      APSP_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<T*>(g.job.d) + a * ld, g.device, d0 + a * ld,
+                                          device, size_t(b - a) * row_bytes, g.main));
+      if (job.below_zero) {  // the min3 flag the rules set, read by every min-plus launch
+        g.flag = std::make_unique<AsyncBuffer>(sizeof(unsigned), g.main);
+        g.job.below_zero = static_cast<unsigned*>(g.flag->ptr);
+        APSP_CUDA_CHECK(cudaMemcpyPeerAsync(g.job.below_zero, g.device, job.below_zero, device,
+                                            sizeof(unsigned), g.main));
+      }
+    }
+    // The snapshot of a super-round's square of pivot blocks, as each block was after its step.
+    g.square = std::make_unique<AsyncBuffer>(size_t(P::depth) * P::depth * sizeof(T), g.main);
+    g.aligned = rows_aligned<T>(g.job.d, ld);
+    g.maps = gemm_maps<P>(g.job, g.aligned);
+    record_event(g.main_done->e, g.main);  // fork: aux starts after the copy in
+    wait_event(g.aux, g.main_done->e);
+  }
+  if (std::getenv("APSP_CUDA_TRACE")) {
+    std::string where;
+    for (const auto& g : parts) {
+      const auto [a, b] = rows_of(g.w.w0, g.w.w1);
+      where += (where.empty() ? "" : ", ") + std::string("rows ") + std::to_string(a) + ".." +
+               std::to_string(b - 1) + " on cuda:" + std::to_string(g.device);
+    }
+    std::fprintf(stderr, "apsp cuda: rounds split over %d GPUs: %s, n = %lld\n", count,
+                 where.c_str(), static_cast<long long>(n));
+  }
+  auto owner_of = [&](int64_t r0) -> SplitPart<P>& {
+    for (auto& g : parts)
+      if (g.w.has(r0)) return g;
+    throw CudaError("internal error: a super-round without an owner");
+  };
+
+  auto gemm = [&](SplitPart<P>& g, cudaStream_t s, const Launch& l, int64_t k0, int kw) {
+    launch_gemm<P>(g.job, s, false, l, k0, kw, g.aligned, g.maps);
+  };
+  // The rows and columns of super-round r0 final on g's window, on g's aux stream. The owner
+  // snapshots each pivot block's part of the square after its step and then sends the pivot rows
+  // and the square to every other GPU; the others wait for them first.
+  auto round_panels = [&](SplitPart<P>& g, int64_t r0) {
+    DeviceGuard guard(g.device);
+    T* d = static_cast<T*>(g.job.d);
+    const int64_t k0 = r0 * K;
+    const int kw = kw_of(r0);
+    SplitPart<P>& owner = owner_of(r0);
+    const bool owns = &owner == &g;
+    if (!owns) wait_event(g.aux, owner.sent->e);  // the pivot rows and the square are in
+    T* square = static_cast<T*>(g.square->ptr);
+    finish_pivot_rows(
+        nb, r0, blocks_in(r0), g.w,
+        [&](int64_t r) {
+          if (owns)
+            launch("pivot_kernel", P::pivot, 1, 256, 0, g.aux, false, d, ld, nullptr, 0, nullptr,
+                   0, r * K, kwidth(r));
+          gemm(g, g.aux, panels(nb, r, g.w), r * K, kwidth(r));
+          if (owns)
+            APSP_CUDA_CHECK(cudaMemcpy2DAsync(square + (r - r0) * K * P::depth,
+                                              P::depth * sizeof(T), d + r * K * ld + k0, row_bytes,
+                                              size_t(kw) * sizeof(T), size_t(kwidth(r)),
+                                              cudaMemcpyDeviceToDevice, g.aux));
+        },
+        [&](const Launch& l, int64_t r) { gemm(g, g.aux, l, r * K, kwidth(r)); });
+    if (!owns) return;
+    for (auto& other : parts) {
+      if (&other == &g) continue;
+      T* od = static_cast<T*>(other.job.d);
+      APSP_CUDA_CHECK(cudaMemcpyPeerAsync(od + k0 * ld, other.device, d + k0 * ld, g.device,
+                                          size_t(kw) * row_bytes, g.aux));
+      cudaMemcpy3DPeerParms sq{};  // the square over those rows' own columns
+      sq.srcPtr = make_cudaPitchedPtr(square, P::depth * sizeof(T), size_t(kw) * sizeof(T),
+                                      size_t(kw));
+      sq.srcDevice = g.device;
+      sq.dstPtr = make_cudaPitchedPtr(od + k0 * ld + k0, row_bytes, size_t(kw) * sizeof(T),
+                                      size_t(kw));
+      sq.dstDevice = other.device;
+      sq.extent = make_cudaExtent(size_t(kw) * sizeof(T), size_t(kw), 1);
+      APSP_CUDA_CHECK(cudaMemcpy3DPeerAsync(&sq, g.aux));
+    }
+    record_event(g.sent->e, g.aux);
+  };
+  // Phase 3 of super-round r0 on the rows and columns of the next one (look-ahead, aux stream).
+  auto band_of = [&](SplitPart<P>& g, int64_t r0) {
+    DeviceGuard guard(g.device);
+    const int64_t r1 = r0 + step;
+    gemm(g, g.aux, band(nb, r1, blocks_in(r1), r0, blocks_in(r0), g.w), r0 * K, kw_of(r0));
+  };
+  // Phase 3 of super-round r0 on every other tile of g's window (main stream).
+  auto rest_of = [&](SplitPart<P>& g, int64_t r0, bool next) {
+    DeviceGuard guard(g.device);
+    const int ec = blocks_in(r0) + (next ? blocks_in(r0 + step) : 0);
+    gemm(g, g.main, rest(nb, r0, ec, g.w), r0 * K, kw_of(r0));
+  };
+  // The owner of a super-round enqueues its pivot work first, so that the others' waits name
+  // its send.
+  auto owner_first = [&](int64_t r0) {
+    std::vector<SplitPart<P>*> order{&owner_of(r0)};
+    for (auto& g : parts)
+      if (&g != order[0]) order.push_back(&g);
+    return order;
+  };
+  for (SplitPart<P>* g : owner_first(0)) {
+    round_panels(*g, 0);
+    DeviceGuard guard(g->device);
+    record_event(g->aux_done->e, g->aux);
+  }
+  for (int64_t r0 = 0; r0 < nb; r0 += step) {
+    const bool next = r0 + step < nb;
+    for (auto& g : parts) {
+      DeviceGuard guard(g.device);
+      wait_event(g.main, g.aux_done->e);  // rows/columns of r0 final
+    }
+    if (next)
+      for (SplitPart<P>* g : owner_first(r0 + step)) {
+        {
+          DeviceGuard guard(g->device);
+          wait_event(g->aux, g->main_done->e);  // main's last part done
+        }
+        band_of(*g, r0);
+        round_panels(*g, r0 + step);
+        DeviceGuard guard(g->device);
+        record_event(g->aux_done->e, g->aux);
+      }
+    for (auto& g : parts) {
+      rest_of(g, r0, next);
+      DeviceGuard guard(g.device);
+      if (next) record_event(g.main_done->e, g.main);
+    }
+    for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
+  }
+  // The helpers' windows back into the solve's matrix, then their buffers freed behind that.
+  T* d = static_cast<T*>(job.d);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    SplitPart<P>& g = parts[i];
+    {
+      DeviceGuard guard(g.device);
+      record_event(g.main_done->e, g.main);
+    }
+    wait_event(stream, g.main_done->e);
+    const auto [a, b] = rows_of(g.w.w0, g.w.w1);
+    APSP_CUDA_CHECK(cudaMemcpyPeerAsync(d + a * ld, device, static_cast<const T*>(g.job.d) + a * ld,
+                                        g.device, size_t(b - a) * row_bytes, stream));
+  }
+  OwnEvent gathered;
+  APSP_CUDA_CHECK(cudaEventRecord(gathered.e, stream));
+  for (auto& g : parts) {
+    DeviceGuard guard(g.device);
+    wait_event(g.main, gathered.e);  // nothing of g's is freed before every copy from it is done
+    wait_event(g.aux, gathered.e);
+    g.square.reset();
+    g.flag.reset();
+    g.matrix.reset();
+  }
+}
+
 // progress=True without draining the GPU's queue: after every `every`-th round (about 32 reports
 // a solve) an event is recorded, and a round is reported once its event has completed. The host
 // waits only on the event kLag reports behind the newest, so the GPU keeps that much work queued
@@ -1475,15 +1765,21 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
       }
     };
     const int64_t nb = (n + P::K - 1) / P::K;
+    // The round loop on this GPU, or split over more (Job::split: solve_on_stream's choice).
+    auto enqueue_all_rounds = [&](auto&& after) {
+      if constexpr (takes_parts<P>::value)
+        if (rounds.split) return enqueue_split<P>(rounds, device, stream, after);
+      enqueue_rounds<P>(rounds, stream, after);
+    };
     try {
       if constexpr (is_flow<P>::value) {
         enqueue_flow<T>(job, device, stream, *counters, sc.st, sc.negative);  // finalize included
         report_at_end(nb);
       } else if (opt.progress) {
         Progress progress(opt, stream, nb);
-        enqueue_rounds<P>(rounds, stream, [&](int64_t r) { progress.enqueued(r); });
+        enqueue_all_rounds([&](int64_t r) { progress.enqueued(r); });
         progress.finish();
-      } else if (n <= kGraphMaxN && !P::pred && !switched_off("APSP_CUDA_GRAPHS")) {
+      } else if (n <= kGraphMaxN && !P::pred && !job.split && !switched_off("APSP_CUDA_GRAPHS")) {
         // pred solves: the hop buffer is new each call. APSP_CUDA_GRAPHS=0: every kernel
         // launched on its own (diagnostics).
         int priority = 0;
@@ -1493,7 +1789,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
                            rows_aligned<T>(job.d, rounds.ld), priority};
         launch_rounds_graph<P>(key, rounds, stream);
       } else {
-        enqueue_rounds<P>(rounds, stream, [](int64_t) {});
+        enqueue_all_rounds([](int64_t) {});
       }
     } catch (...) {
       back_to_own_dtype();  // a failed launch here raises its own error instead
@@ -1667,7 +1963,8 @@ std::vector<int64_t> read_negative(const SolveScratch& sc, int64_t n, cudaStream
 // the caller raises NegativeCycleError once the results are where the caller wants them.
 template <class T>
 std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred, const Options& opt,
-                                     int device, cudaStream_t stream) {
+                                     int device, cudaStream_t stream,
+                                     const std::vector<int>& helpers) {
   const int64_t n = dist.n, ld = dist.ld;
   T* d = static_cast<T*>(dist.data);
   Job job{dist.data, n, ld, pred.data, pred.ld};
@@ -1844,6 +2141,16 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   const bool argmin_on_twin = argmin_on_exact_sums && std::is_same_v<T, float>;
   if (pred.data && !argmin_on_exact_sums) allocate_hops();
   set_sm90_features(job, hopper);
+  // Split over the helper GPUs (enqueue_split): the super-round plans, from kSplitMinN (at any n
+  // where APSP_CUDA_TILES forces one of them: tests).
+  // Two super-rounds at least, so that two GPUs have rows.
+  const int64_t super_round_n = tiles == Tiles::k64d   ? 128
+                                : tiles == Tiles::k64q ? 256
+                                : tiles == Tiles::k64o ? 512
+                                                       : 0;
+  if (!helpers.empty() && super_round_n > 0 && n > super_round_n &&
+      (n >= kSplitMinN || std::getenv("APSP_CUDA_TILES")))
+    job.split = &helpers;
   if (tiles == Tiles::tagged && hop_scaled) job.hop_scale = n;
   if (tiles == Tiles::flow) {  // a bad override raises here
     job.flow_workers = flow_workers(n);
@@ -1902,7 +2209,8 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
 }
 
 std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& pred,
-                                         const Options& opt, int device, cudaStream_t stream) {
+                                         const Options& opt, int device, cudaStream_t stream,
+                                         const std::vector<int>& helpers = {}) {
   // After an exception between launches (Ctrl-C or a progress callback that raised), what was
   // already enqueued ends before the error reaches the caller: no work is left writing the matrix
   // (apsp.hpp).
@@ -1914,7 +2222,7 @@ std::vector<int64_t> solve_device_matrix(const Matrix& dist, const PredMatrix& p
   } finish_on_throw{stream};
   std::vector<int64_t> negative;
   with_dtype(dist.dtype, [&](auto zero) {
-    negative = solve_on_stream<decltype(zero)>(dist, pred, opt, device, stream);
+    negative = solve_on_stream<decltype(zero)>(dist, pred, opt, device, stream, helpers);
   });
   return negative;
 }
@@ -1947,6 +2255,32 @@ void require_device_memory(uint64_t needed, const std::string& what) {
   size_t free_b = 0, total_b = 0;
   APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (needed > free_b) throw_out_of_memory(needed, what);
+}
+
+// The helper GPUs of a host solve (Job::split), checked: distinct devices other than `device`,
+// each with room for its copy of the matrix (`matrix_bytes`; MemoryError naming it otherwise),
+// and peer access between every pair (where a pair cannot have it, the solve runs on `device`
+// alone: none returned).
+std::vector<int> split_helpers(int device, const std::vector<int>& helpers, uint64_t matrix_bytes,
+                               const std::string& what) {
+  if (helpers.empty()) return {};
+  std::vector<int> all{device};
+  for (int h : helpers) {
+    if (std::find(all.begin(), all.end(), h) != all.end())
+      throw ValueError("device cuda:" + std::to_string(h) +
+                       " is named twice in the list of devices; name each GPU once");
+    all.push_back(h);
+  }
+  for (int h : helpers) {
+    DeviceGuard guard(h);  // an invalid ordinal raises here, naming the visible ones
+    require_device_memory(matrix_bytes + (uint64_t(8) << 20),
+                          what + "'s copy of the matrix on cuda:" + std::to_string(h));
+  }
+  if (enable_peer_access(all)) return helpers;
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: no peer access between the devices: solved on cuda:%d alone\n",
+                 device);
+  return {};
 }
 
 // ---- a host input solved while it arrives -------------------------------------------------------
@@ -2019,14 +2353,6 @@ Tiles arriving_tiles(const Matrix& input, const Options& opt, bool pred) {
   const Tiles t = choose_tiles(n, dtype, false, false, false, false, false, true);
   return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
 }
-
-// Plans whose round loop takes a part of a solve (enqueue_rounds' `part`): super-rounds without
-// predecessors.
-template <class P, class = void>
-struct takes_parts : std::false_type {};
-template <class P>
-struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
-    : std::bool_constant<!P::pred && (P::depth > P::K) && !is_narrow<P>::value> {};
 
 // Uploads `input` into `dev` on `copy` (a stream of its own) and enqueues, on `stream`, the scan
 // and the rules of each part as it arrives, its rounds (above), then finalize. Returns when the
@@ -2154,7 +2480,7 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
 }
 
 void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& caller_options,
-                     int device) {
+                     int device, const std::vector<int>& helper_devices) {
   using namespace cuda_detail;
   const Options options = with_interrupt_polls(caller_options, dist.n, true);
   check_views(input, PredMatrix{});
@@ -2172,6 +2498,7 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " solve"
        << (pred.data ? " with predecessors" : "");
   require_device_memory(mat_bytes + device_extra_bytes(n, pred.data != nullptr), what.str());
+  const std::vector<int> helpers = split_helpers(device, helper_devices, mat_bytes, what.str());
   Trace trace;
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
@@ -2181,7 +2508,9 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   Matrix dev{dbuf.ptr, n, dev_ld, dist.dtype};
   PredMatrix dpred{pbuf ? static_cast<int32_t*>(pbuf->ptr) : nullptr, n};
   const bool is_output = dist.data != input.data;
-  const Tiles arriving = arriving_tiles(input, options, pred.data != nullptr);
+  // A solve split over several GPUs uploads first (enqueue_split copies the rows out from here).
+  const Tiles arriving =
+      helpers.empty() ? arriving_tiles(input, options, pred.data != nullptr) : Tiles::small;
   if (arriving == Tiles::small) {
     // Ctrl-C between the upload's chunks too (2.4 GB of float32 took 1 s beside other work)
     std::function<void()> poll;
@@ -2190,8 +2519,8 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
     trace("upload");
     solve_and_download(
         dev, dpred, dist, pred, is_output,
-        [&] { return solve_device_matrix(dev, dpred, options, device, stream.s); }, stream.s,
-        trace);
+        [&] { return solve_device_matrix(dev, dpred, options, device, stream.s, helpers); },
+        stream.s, trace);
     return;
   }
   // Solved while it arrives (arriving_tiles): the copies on a stream of their own.
@@ -2217,7 +2546,8 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
 }
 
 void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
-                            const Options& caller_options, int device) {
+                            const Options& caller_options, int device,
+                            const std::vector<int>& helper_devices) {
   using namespace cuda_detail;
   const Options options = with_interrupt_polls(caller_options, dist.n, true);
   check_views(dist, pred);
@@ -2243,6 +2573,7 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
        << (pred.data ? " and predecessors" : "");
   require_device_memory(mat_bytes + edge_bytes + device_extra_bytes(n, pred.data != nullptr),
                         what.str());
+  const std::vector<int> helpers = split_helpers(device, helper_devices, mat_bytes, what.str());
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
   std::unique_ptr<DeviceBuffer> pbuf;
@@ -2274,7 +2605,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
   Trace trace;
   solve_and_download(
       dev, dpred, dist, pred, true,
-      [&] { return solve_device_matrix(dev, dpred, options, device, stream.s); }, stream.s, trace);
+      [&] { return solve_device_matrix(dev, dpred, options, device, stream.s, helpers); },
+      stream.s, trace);
 }
 
 }  // namespace apsp

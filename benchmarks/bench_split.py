@@ -1,0 +1,160 @@
+"""Benchmark of one host solve split over several GPUs (apsp.solve(g, device=[...]); engine.cu:
+enqueue_split) against the same solve on one GPU, in one run, with the ceiling: the measured
+min-plus peak of one GPU (benchmarks/ceiling.cu, on cuda:0) times the number of GPUs.
+
+Each solve is timed two ways, medians of --reps calls after a warm-up:
+  - end to end from NumPy (host -> GPUs -> host), wall time;
+  - its "solve" stage alone (APSP_CUDA_TRACE's stage times: the solve's device work on the
+    working matrix, the split's copies between the GPUs included, synchronised before the clock
+    stops), without the upload and the download, which a split does not change.
+The one-GPU solve runs twice: as apsp runs it (int32 inputs are solved while they arrive:
+upload and rounds overlap), and uploaded first (APSP_CUDA_OVERLAP=0), as the split always is.
+The graphs are general ones the split takes: int32 weights 1..15000 shifted by a potential
+(negative edges, no negative cycle; |w| * (n - 1) stays within int32's bound to n = 24576) and
+fractional float32
+weights (the min3 step: its ceiling is float32-min3's), 70% of pairs without an edge (small
+integer weights would take the narrow plan, which runs on one GPU).
+
+Usage: python benchmarks/bench_split.py --bin BUILD_DIR --out DIR [--tag h200x2] [--reps 3]
+  [--sizes 4096,6144,...] (BUILD_DIR holds the compiled `ceiling`). Writes split_<tag>.json and
+  split_<tag>_summary.md into --out."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import apsp
+from machine_facts import machine, source_digest
+from timing import env_set
+
+
+def graph(n: int, dtype: str, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "int32":  # 1..15000 shifted by a potential: negative edges, no negative cycle
+        p = rng.integers(0, 3000, size=n, dtype=np.int32)
+        g = rng.integers(1, 15_001, size=(n, n), dtype=np.int32) + p[:, None] - p[None, :]
+        g[rng.random((n, n), dtype=np.float32) < 0.7] = apsp.INT32_INF
+    else:
+        g = rng.integers(1, 100, size=(n, n)).astype(np.float32)
+        g += rng.random((n, n), dtype=np.float32)
+        g[rng.random((n, n), dtype=np.float32) < 0.7] = np.inf
+    return g
+
+
+class StderrLines:
+    """The process's fd 2 into a temporary file while inside (the engine's C++ trace lines)."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.file = tempfile.TemporaryFile(mode="w+")
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.seek(0)
+        self.lines = self.file.read().splitlines()
+        self.file.close()
+
+
+def timed(g: np.ndarray, device, reps: int, **env: str) -> dict:
+    """Medians of `reps` solves (after one warm-up): wall seconds end to end, and the solve
+    stage's seconds from the trace; the plan and split lines of the last."""
+    walls, stages, lines = [], [], []
+    for rep in range(reps + 1):
+        with env_set(**env):
+            t0 = time.perf_counter()
+            apsp.solve(g, device=device)
+            wall = time.perf_counter() - t0
+            with env_set(APSP_CUDA_TRACE="1"), StderrLines() as err:
+                apsp.solve(g, device=device)
+        stage = [float(m.group(1)) for ln in err.lines
+                 if (m := re.match(r"apsp cuda: solve\s+([\d.]+) ms", ln))]
+        if rep:
+            walls.append(wall)
+            if stage:
+                stages.append(stage[0] * 1e-3)
+        lines = [ln for ln in err.lines if ln.startswith(("apsp cuda: plan", "apsp cuda: rounds"))]
+    return {"wall_s": float(np.median(walls)),
+            "solve_stage_s": float(np.median(stages)) if stages else None, "trace": lines}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True, help="folder with the compiled ceiling")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tag", default="h200x2")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sizes", default="4096,6144,8192,10000,16384,24576")
+    ap.add_argument("--dtypes", default="int32,float32")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    count = len(apsp.info()["devices"])
+    if count < 2:
+        print(f"needs 2 GPUs, this machine has {count}", file=sys.stderr)
+        return 2
+    gpus = [f"cuda:{i}" for i in range(count)]
+    ceil = json.loads(subprocess.run([os.path.join(args.bin, "ceiling")], capture_output=True,
+                                     text=True, check=True).stdout)
+    peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
+    print("ceilings of one GPU:", {k: f"{v / 1e12:.2f} T/s" for k, v in peak.items()}, flush=True)
+    rows = []
+    for dtype in args.dtypes.split(","):
+        for n in [int(s) for s in args.sizes.split(",")]:
+            g = graph(n, dtype)
+            row = {"dtype": dtype, "n": n,
+                   "one_gpu": timed(g, "cuda:0", args.reps),
+                   "one_gpu_upload_first": timed(g, "cuda:0", args.reps, APSP_CUDA_OVERLAP="0"),
+                   "split": timed(g, gpus, args.reps)}
+            one, split = row["one_gpu_upload_first"], row["split"]
+            upd = float(n) ** 3
+            step = "float32-min3" if dtype == "float32" else dtype  # its weights are >= 0
+            row["split_speedup_solve_stage"] = one["solve_stage_s"] / split["solve_stage_s"]
+            row["split_speedup_end_to_end"] = row["one_gpu"]["wall_s"] / split["wall_s"]
+            row["split_fraction_of_ceiling"] = upd / split["solve_stage_s"] / (count * peak[step])
+            row["one_gpu_fraction_of_ceiling"] = upd / one["solve_stage_s"] / peak[step]
+            rows.append(row)
+            print(f"{dtype} n={n:6d}: one GPU {one['solve_stage_s'] * 1e3:8.1f} ms solve "
+                  f"({row['one_gpu_fraction_of_ceiling']:.1%}), split over {count} "
+                  f"{split['solve_stage_s'] * 1e3:8.1f} ms ({row['split_fraction_of_ceiling']:.1%}"
+                  f" of {count}x), x{row['split_speedup_solve_stage']:.2f}; end to end "
+                  f"{row['one_gpu']['wall_s'] * 1e3:.1f} / {split['wall_s'] * 1e3:.1f} ms "
+                  f"x{row['split_speedup_end_to_end']:.2f}; {split['trace']}", flush=True)
+    doc = {"machine": machine(), "gpus": count, "source": source_digest(),
+           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "command": " ".join(["python", *sys.argv]), "ceilings_one_gpu": ceil["ceilings"],
+           "results": rows}
+    with open(os.path.join(args.out, f"split_{args.tag}.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    with open(os.path.join(args.out, f"split_{args.tag}_summary.md"), "w") as f:
+        f.write(f"# One solve split over {count} GPUs against one GPU ({doc['machine']['gpu']})\n\n"
+                f"`{doc['command']}`, source {doc['source']}, {doc['date']}. Solve stage: the "
+                "device work between upload and download (APSP_CUDA_TRACE), median of "
+                f"{args.reps}; the one-GPU solve uploaded first. Ceiling: {count} x one GPU's "
+                "measured min-plus peak.\n\n"
+                "| dtype | n | one GPU solve ms | % of 1x peak | split solve ms | % of "
+                f"{count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup |\n"
+                "|---|---|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['dtype']} | {r['n']} | {r['one_gpu_upload_first']['solve_stage_s'] * 1e3:.1f}"
+                    f" | {r['one_gpu_fraction_of_ceiling']:.1%} | {r['split']['solve_stage_s'] * 1e3:.1f}"
+                    f" | {r['split_fraction_of_ceiling']:.1%} | {r['split_speedup_solve_stage']:.2f}"
+                    f" | {r['one_gpu']['wall_s'] * 1e3:.1f} | {r['split']['wall_s'] * 1e3:.1f}"
+                    f" | {r['split_speedup_end_to_end']:.2f} |\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+# Fifty-fifth session, on two lent H200s (nvidia-h200-x2), with apsp built on this session's own
+# machine (a cp312 wheel, APSP_CUDA_ARCHITECTURES=90-real APSP_NATIVE=OFF, nvcc 13.0) and carried
+# in .whl/ with the notebook runner's wheels, which the H200 image lacks (it replaces
+# session54.sh, in git history; see it for how the wheels and build/gpu-bench are made):
+#   session55.sh split TAG  the split's tests (test_gpu_engine.py -k split, and the device-list
+#                           errors), then benchmarks/bench_split.py (tag TAG)
+#   session55.sh tier       the whole GPU tier but the sanitizer test
+#   session55.sh sanitize   memcheck and racecheck over a small split solve
+# Run with carry [".whl", "build/gpu-bench"].
+export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
+t0=$(date +%s)
+python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/apsp-site .whl/*.whl > $OUT/install.txt 2>&1 || { tail -20 $OUT/install.txt; exit 1; }
+export PYTHONPATH=/tmp/apsp-site
+python -c "import apsp, json; print(json.dumps(apsp.info()))"
+nvidia-smi -L; nvidia-smi topo -m | head -4
+python benchmarks/machine_facts.py > $OUT/machine_facts.txt 2>&1
+echo "install $(( $(date +%s) - t0 )) s"
+split_tests() {
+  APSP_REQUIRE_GPU=1 timeout $1 python -m pytest tests -q -p no:cacheprovider -p no:benchmark -rfEsx -n 8 \
+    -k "split or device_list or commas" > $OUT/split_tests.txt 2>&1
+  echo "split tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/split_tests.txt | head -30; tail -2 $OUT/split_tests.txt
+}
+if [ "$1" = split ]; then
+  split_tests 200
+  left=$(( 580 - ($(date +%s) - t0) ))
+  timeout $left python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag $2 > $OUT/bench_split_log.txt 2>&1
+  echo "bench rc $? $(( $(date +%s) - t0 )) s"; cat $OUT/bench_split_log.txt | cut -c1-400; exit 0
+elif [ "$1" = tier ]; then
+  APSP_REQUIRE_GPU=1 timeout -k 5 $(( 570 - ($(date +%s) - t0) )) python -m pytest -m gpu tests --ignore=tests/test_sanitizer.py -q -p no:cacheprovider -p no:benchmark -rfEsx -n 16 > $OUT/tests.txt 2>&1
+  echo "tier rc $? $(( $(date +%s) - t0 )) s"; grep "^E " $OUT/tests.txt | head; tail -6 $OUT/tests.txt; exit 0
+elif [ "$1" = sanitize ]; then
+  for tool in memcheck racecheck; do
+    APSP_CUDA_TILES=k64d timeout 250 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
+import numpy as np, apsp
+rng = np.random.default_rng(0)
+for dt in (np.int32, np.float32, np.float64):
+    g = rng.integers(1, 60, size=(300, 300)).astype(dt)
+    assert np.array_equal(apsp.solve(g, device=['cuda:0', 'cuda:1']), apsp.solve(g, device='cuda:0'))
+print('split under the sanitizer: equal')" > $OUT/split_$tool.txt 2>&1
+    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -3 $OUT/split_$tool.txt
+  done
+fi
