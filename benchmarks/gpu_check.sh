@@ -70,6 +70,10 @@ step "benchmark"
 python benchmarks/bench_gpu.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" $QUICK || status=1
 python benchmarks/bench_overhead.py --calls 5000 --out "$OUT" || status=1
 python benchmarks/bench_pred.py --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1
+# One solve split over every GPU against one GPU, where there are two or more.
+if [ "$(python -c 'import apsp; print(len(apsp.info()["devices"]))')" -ge 2 ]; then
+  python benchmarks/bench_split.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1
+fi
 cat "$OUT"/gpu_*_summary.md 2>/dev/null
 step "done (status $status)"
 exit $status

@@ -1216,7 +1216,12 @@ bool enable_peer_access(const std::vector<int>& devices) {
   return true;
 }
 
-// The split from this n (below it the solve's GPU alone): to be measured.
+// The split from this n (below it the solve's GPU alone). Two H200s, the solve alone against one
+// GPU (benchmarks/bench_split.py; results/split_h200x2_s55d_summary.md): int32 6144 1.36x, 8192
+// 1.68x, 10000 1.80x, 16384 1.90x, 24576 1.94x (91.8% of twice one GPU's ceiling); float32 the
+// same. Where the gain falls off with n was not profiled (likely: each super-round's chain, its
+// pivot rows and then their send, hidden behind less phase-3 work, and the fixed costs of each
+// helper's streams and its window's copies in and out); n < 6144 was not measured split.
 constexpr int64_t kSplitMinN = 6144;
 
 template <class P, class AfterRound>
