@@ -69,14 +69,14 @@ class StderrLines:
         self.file.close()
 
 
-def timed(g: np.ndarray, device, reps: int, **env: str) -> dict:
+def timed(g: np.ndarray, device, reps: int, **env: str) -> tuple[dict, np.ndarray]:
     """Medians of `reps` solves (after one warm-up): wall seconds end to end, and the solve
-    stage's seconds from the trace; the plan and split lines of the last."""
+    stage's seconds from the trace; the plan and split lines of the last; and its result."""
     walls, stages, lines = [], [], []
     for rep in range(reps + 1):
         with env_set(**env):
             t0 = time.perf_counter()
-            apsp.solve(g, device=device)
+            result = apsp.solve(g, device=device)
             wall = time.perf_counter() - t0
             with env_set(APSP_CUDA_TRACE="1"), StderrLines() as err:
                 apsp.solve(g, device=device)
@@ -88,7 +88,7 @@ def timed(g: np.ndarray, device, reps: int, **env: str) -> dict:
                 stages.append(stage[0] * 1e-3)
         lines = [ln for ln in err.lines if ln.startswith(("apsp cuda: plan", "apsp cuda: rounds"))]
     return {"wall_s": float(np.median(walls)),
-            "solve_stage_s": float(np.median(stages)) if stages else None, "trace": lines}
+            "solve_stage_s": float(np.median(stages)) if stages else None, "trace": lines}, result
 
 
 def main() -> int:
@@ -111,13 +111,18 @@ def main() -> int:
     peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
     print("ceilings of one GPU:", {k: f"{v / 1e12:.2f} T/s" for k, v in peak.items()}, flush=True)
     rows, results = [], []
+    equal_everywhere = True
     for dtype in args.dtypes.split(","):
         for n in [int(s) for s in args.sizes.split(",")]:
             g = graph(n, dtype)
-            row = {"dtype": dtype, "n": n,
-                   "one_gpu": timed(g, "cuda:0", args.reps),
-                   "one_gpu_upload_first": timed(g, "cuda:0", args.reps, APSP_CUDA_OVERLAP="0"),
-                   "split": timed(g, gpus, args.reps)}
+            row = {"dtype": dtype, "n": n}
+            row["one_gpu"], want = timed(g, "cuda:0", args.reps)
+            row["one_gpu_upload_first"], _ = timed(g, "cuda:0", args.reps, APSP_CUDA_OVERLAP="0")
+            row["split"], got = timed(g, gpus, args.reps)
+            # The split's result is the one-GPU result bit for bit (engine.cu: enqueue_split).
+            row["equal_to_one_gpu"] = bool(np.array_equal(got, want))
+            equal_everywhere = equal_everywhere and row["equal_to_one_gpu"]
+            del got, want
             one, split = row["one_gpu_upload_first"], row["split"]
             upd = float(n) ** 3
             step = "float32-min3" if dtype == "float32" else dtype  # its weights are >= 0
@@ -132,7 +137,8 @@ def main() -> int:
                   f"{split['solve_stage_s'] * 1e3:8.1f} ms ({row['fraction_of_ceiling']:.1%}"
                   f" of {count}x), x{row['speedup_solve_stage']:.2f}; end to end "
                   f"{row['one_gpu']['wall_s'] * 1e3:.1f} / {split['wall_s'] * 1e3:.1f} ms "
-                  f"x{row['speedup_end_to_end']:.2f}; {split['trace']}", flush=True)
+                  f"x{row['speedup_end_to_end']:.2f}; equal to one GPU's: "
+                  f"{row['equal_to_one_gpu']}; {split['trace']}", flush=True)
             if not row["split_ran"]:  # below the split's threshold: both ran on one GPU
                 continue
             results.append({
@@ -145,7 +151,8 @@ def main() -> int:
                          f"this run ({one['solve_stage_s'] * 1e3:.1f} ms, "
                          f"{row['one_gpu_fraction_of_ceiling']:.1%} of its ceiling); end to end "
                          f"from NumPy {split['wall_s'] * 1e3:.1f} ms against "
-                         f"{row['one_gpu']['wall_s'] * 1e3:.1f} ms on one GPU"),
+                         f"{row['one_gpu']['wall_s'] * 1e3:.1f} ms on one GPU; result equal to "
+                         f"one GPU's: {row['equal_to_one_gpu']}"),
                 "gpus": count})
     facts = machine()
     facts["gpu"] = f"{count}x {facts['gpu']}"  # one solve on all of them
@@ -163,17 +170,22 @@ def main() -> int:
                 f"GPU's measured min-plus peak, {count}x for the split. End to end: wall time "
                 "from NumPy to NumPy, the one-GPU solve as apsp runs it (int32 solved while it "
                 "arrives), median of the same calls. Where the split did not run (below its "
-                "threshold) both columns are one GPU's.\n\n"
-                "| dtype | n | split ran | one GPU solve ms | % of 1x peak | split solve ms | % of "
+                "threshold) both columns are one GPU's. Equal: the split's result is the one-GPU "
+                "result bit for bit.\n\n"
+                "| dtype | n | split ran | equal | one GPU solve ms | % of 1x peak | split solve ms | % of "
                 f"{count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|\n")
+                "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['dtype']} | {r['n']} | {'yes' if r['split_ran'] else 'no'}"
+                    f" | {'yes' if r['equal_to_one_gpu'] else 'NO'}"
                     f" | {r['one_gpu_upload_first']['solve_stage_s'] * 1e3:.1f}"
                     f" | {r['one_gpu_fraction_of_ceiling']:.1%} | {r['split']['solve_stage_s'] * 1e3:.1f}"
                     f" | {r['fraction_of_ceiling']:.1%} | {r['speedup_solve_stage']:.2f}"
                     f" | {r['one_gpu']['wall_s'] * 1e3:.1f} | {r['split']['wall_s'] * 1e3:.1f}"
                     f" | {r['speedup_end_to_end']:.2f} |\n")
+    if not equal_everywhere:
+        print("a split's result differs from one GPU's", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -2166,10 +2166,12 @@ TWO = ["cuda:0", "cuda:1"]
 SPLIT_MIN_N = 6144  # engine.cu: kSplitMinN
 
 
-def need_two_gpus() -> None:
+def need_two_gpus() -> list[str]:
+    """Every GPU of the machine (a split over all of them), or a skip where there are fewer than 2."""
     count = len(apsp.info()["devices"])
     if count < 2:
         pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    return [f"cuda:{i}" for i in range(count)]
 
 
 def split_lines(capfd, solve):
@@ -2180,15 +2182,104 @@ def split_lines(capfd, solve):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("tiles, n", [("k64d", 129), ("k64d", 1000), ("k64q", 1500),
                                       ("k64o", 2500)])
-def test_split_over_two_gpus_is_the_one_gpu_solve_bit_for_bit(capfd, rng, dtype, tiles, n):
-    need_two_gpus()
+def test_split_over_every_gpu_is_the_one_gpu_solve_bit_for_bit(capfd, rng, dtype, tiles, n):
+    """Over every GPU of the machine: windows of whole super-rounds, as many as there are GPUs or
+    super-rounds (n = 129 on k64d: three blocks, windows of two and one)."""
+    gpus = need_two_gpus()
     g = random_graph(n, dtype, rng)  # negative edges, unreachable pairs, ragged last tile
+    supers = -(-(-(-n // 64)) // {"k64d": 2, "k64q": 4, "k64o": 8}[tiles])
+    parts = min(len(gpus), supers)
     with env_set(APSP_CUDA_TILES=tiles):
         one = apsp.solve(g, device="cuda:0")
-        two, lines = split_lines(capfd, lambda: apsp.solve(g, device=TWO))
-    assert len(lines) == 1 and "over 2 GPUs" in lines[0] and "on cuda:1" in lines[0], lines
-    np.testing.assert_array_equal(two, one)
-    assert_same(two, cpu_solve(g))
+        split, lines = split_lines(capfd, lambda: apsp.solve(g, device=gpus))
+    assert len(lines) == 1 and f"over {parts} GPUs" in lines[0], lines
+    assert f"on cuda:{parts - 1}," in lines[0], lines
+    np.testing.assert_array_equal(split, one)
+    assert_same(split, cpu_solve(g))
+
+
+def test_split_with_another_gpu_first(capfd, rng):
+    """cuda:1 holds the result and owns the first rows; cuda:0 helps."""
+    need_two_gpus()
+    for dtype in (np.float32, np.int64):
+        g = random_graph(1500, dtype, rng)
+        with env_set(APSP_CUDA_TILES="k64q"):
+            one = apsp.solve(g, device="cuda:1")
+            split, lines = split_lines(capfd, lambda: apsp.solve(g, device=["cuda:1", "cuda:0"]))
+        assert len(lines) == 1 and "rows 0..767 on cuda:1" in lines[0], lines
+        np.testing.assert_array_equal(split, one)
+
+
+# Without a forced plan: k64q and k64o as the engine picks them, int32 past the one-GPU
+# benchmarks' n, the 8-byte types at the threshold.
+@pytest.mark.parametrize("dtype, n", [(np.int32, 12288), (np.float64, SPLIT_MIN_N),
+                                      (np.int64, SPLIT_MIN_N)], ids=lambda v: str(v))
+def test_split_of_the_engines_own_plans(capfd, rng, dtype, n):
+    need_two_gpus()
+    g = random_graph(n, dtype, rng)
+    one = apsp.solve(g, device="cuda:0")
+    split, lines = split_lines(capfd, lambda: apsp.solve(g, device=TWO))
+    assert len(lines) == 1 and f"n = {n}" in lines[0], lines
+    np.testing.assert_array_equal(split, one)
+
+
+# float32 with the checks off on a host input (n > 4096): the min3 step chosen on the device by
+# the rules' flag, which each helper gets a copy of; with a negative weight the flag says no.
+@pytest.mark.parametrize("negative", [False, True], ids=["min3", "negative"])
+def test_split_copies_the_device_min3_flag(capfd, rng, negative):
+    need_two_gpus()
+    g = (np.abs(random_graph(4200, np.float32, rng)) + np.float32(1)) / np.float32(3)  # >= 1/3
+    if negative:
+        g[10, 20] = -0.25  # no negative cycle: every other edge weighs 1/3 or more
+    results = []
+    with env_set(APSP_CUDA_TILES="k64q"):
+        for helpers in ([], [1]):
+            work = g.copy()
+            _, lines = trace_lines(capfd, lambda: _core.solve_host(
+                work, None, "cuda", 0, True, False, False, False, None, None, helpers),
+                "apsp cuda: plan", "apsp cuda: rounds split", "apsp cuda: min3 step")
+            assert "with the 3-input min where every value is >= 0" in lines[0], lines
+            assert len([ln for ln in lines if "rounds split" in ln]) == (1 if helpers else 0), lines
+            assert lines[-1].startswith("apsp cuda: min3 step " + ("off" if negative else "on"))
+            results.append(work)
+    np.testing.assert_array_equal(results[1], results[0])
+    assert_same(results[1], cpu_solve(g))
+
+
+def test_split_beside_another_thread_on_the_helper_gpu(rng):
+    """A split over cuda:0 and cuda:1 while another thread solves host arrays on cuda:1."""
+    need_two_gpus()
+    big = random_graph(1500, np.float32, rng)
+    small = [random_graph(900, np.int32, rng) for _ in range(3)]
+    with env_set(APSP_CUDA_TILES="k64q"):
+        want_big = apsp.solve(big, device="cuda:0")
+        want_small = [apsp.solve(s, device="cuda:1") for s in small]
+        got: dict = {}
+        errors: list[BaseException] = []
+
+        def split_work() -> None:
+            try:
+                got["split"] = [apsp.solve(big, device=TWO) for _ in range(3)]
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        def other_work() -> None:
+            try:
+                got["other"] = [[apsp.solve(s, device="cuda:1") for s in small] for _ in range(3)]
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=split_work), threading.Thread(target=other_work)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    for r in got["split"]:
+        np.testing.assert_array_equal(r, want_big)
+    for rs in got["other"]:
+        for r, w in zip(rs, want_small):
+            np.testing.assert_array_equal(r, w)
 
 
 # float32 of non-negative weights (the min3 step on Hopper), fractional ones with negative
@@ -2263,11 +2354,13 @@ def test_split_progress_reports_every_round(rng):
     assert [d for d, _ in seen] == sorted(set(d for d, _ in seen))
 
 
-def test_split_callback_error_leaves_both_gpus_usable(rng):
+def test_split_callback_error_leaves_both_gpus_usable(torch, rng):
     """A progress callback that raises between rounds stops the split solve; both GPUs' work has
-    ended, and the next split solve is right."""
+    ended, the helper's memory is back, and the next split solve is right."""
     need_two_gpus()
     g = random_graph(2500, np.int32, rng)
+    torch.cuda.init()
+    free_before = torch.cuda.mem_get_info(1)[0]
 
     class Stop(Exception):
         pass
@@ -2280,6 +2373,7 @@ def test_split_callback_error_leaves_both_gpus_usable(rng):
         with pytest.raises(Stop):
             _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, stop_at_round_8,
                              None, [1])
+        assert torch.cuda.mem_get_info(1)[0] >= free_before - (4 << 20)
         np.testing.assert_array_equal(apsp.solve(g, device=TWO), apsp.solve(g, device="cuda:0"))
 
 
@@ -2288,7 +2382,7 @@ def test_split_helpers_are_checked(rng):
     g = random_graph(300, np.float32, rng)
     with pytest.raises(ValueError, match="cuda:0 is named twice"):
         _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, None, None, [1, 0])
-    with pytest.raises(RuntimeError, match="CUDA device 99 cannot be used"):
+    with pytest.raises(ValueError, match="cuda:99 is not a GPU of this machine"):
         _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, None, None, [99])
     with pytest.raises(ValueError, match="names cuda:1 more than once"):
         apsp.solve(g, device=["cuda:1", 1])

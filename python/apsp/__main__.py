@@ -15,7 +15,7 @@ DEVICE_HELP = ("cpu, cuda, cuda:N, or GPUs split by commas such as cuda:0,cuda:1
 
 def _device_arg(text: str) -> "str | list[str]":
     """--device: one device, or a list of GPUs written with commas."""
-    return [part.strip() for part in text.split(",")] if "," in text else text
+    return [part.strip() for part in text.split(",") if part.strip()] if "," in text else text
 
 
 def _demo(args: argparse.Namespace) -> int:

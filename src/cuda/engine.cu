@@ -410,10 +410,10 @@ int64_t working_ld(int64_t n, int elem_size) {
   return (n + v - 1) / v * v;
 }
 
-struct DeviceBuffer {  // the working matrix of a host solve
+struct DeviceBuffer {  // the working matrix of a host solve, or a split's buffers (enqueue_split)
   void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    check_allocation(cudaMalloc(&ptr, bytes), bytes, "the working matrix");
+  explicit DeviceBuffer(size_t bytes, const char* what = "the working matrix") {
+    check_allocation(cudaMalloc(&ptr, bytes), bytes, what);
   }
   ~DeviceBuffer() {
     if (ptr) (void)cudaFree(ptr);
@@ -1188,8 +1188,27 @@ struct SplitPart {
   GemmMaps maps{};
   cudaStream_t main = nullptr, aux = nullptr;
   std::unique_ptr<OwnStream> own_main, own_aux;
-  std::unique_ptr<OwnEvent> main_done, aux_done, sent;
-  std::unique_ptr<AsyncBuffer> matrix, flag, square;
+  std::unique_ptr<OwnEvent> main_done, aux_done, sent, allocated;
+  // Other GPUs copy into and out of these. The matrix comes from the stream-ordered pool (a
+  // cudaMalloc of a GiB and its free cost 7-8 ms a solve at n = 16384: GPU_NOTES.md,
+  // fifty-fifth session), so every other GPU's aux stream waits for its allocation (the event
+  // `allocated`) before its first send; the small buffers are cudaMalloc'd.
+  // Freed with their device current, once every copy from or to them is done (enqueue_split
+  // waits for that first).
+  std::unique_ptr<AsyncBuffer> matrix;
+  std::unique_ptr<DeviceBuffer> flag, square;
+  SplitPart() = default;
+  SplitPart(const SplitPart&) = delete;
+  SplitPart& operator=(const SplitPart&) = delete;
+  ~SplitPart() {
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) prev = -1;
+    square.reset();
+    flag.reset();
+    matrix.reset();
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+  }
 };
 
 // Peer access between every pair of `devices`, enabled once per pair; false where a pair cannot
@@ -1207,10 +1226,12 @@ bool enable_peer_access(const std::vector<int>& devices) {
       if (!can) return false;
       DeviceGuard guard(a);
       const cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
-      if (err == cudaErrorPeerAccessAlreadyEnabled)
+      if (err == cudaErrorPeerAccessAlreadyEnabled || err == cudaErrorTooManyPeers) {
         (void)cudaGetLastError();
-      else
+        if (err == cudaErrorTooManyPeers) return false;
+      } else {
         APSP_CUDA_CHECK(err);
+      }
       enabled.emplace_back(a, b);
     }
   return true;
@@ -1219,10 +1240,18 @@ bool enable_peer_access(const std::vector<int>& devices) {
 // The split from this n (below it the solve's GPU alone). Two H200s, the solve alone against one
 // GPU (benchmarks/bench_split.py; results/split_h200x2_s55d_summary.md): int32 6144 1.36x, 8192
 // 1.68x, 10000 1.80x, 16384 1.90x, 24576 1.94x (91.8% of twice one GPU's ceiling); float32 the
-// same. Where the gain falls off with n was not profiled (likely: each super-round's chain, its
+// same; with the buffers made safe to share (split_h200x2_s55g): 1.22x, 1.55x, 1.75x, 1.88x,
+// 1.90x. Where the gain falls off with n was not profiled (likely: each super-round's chain, its
 // pivot rows and then their send, hidden behind less phase-3 work, and the fixed costs of each
 // helper's streams and its window's copies in and out); n < 6144 was not measured split.
 constexpr int64_t kSplitMinN = 6144;
+
+// Whether APSP_CUDA_TILES forces a super-round plan (tests: the split at any n).
+bool forced_super_rounds() {
+  const char* f = std::getenv("APSP_CUDA_TILES");
+  return f && (std::strcmp(f, "k64d") == 0 || std::strcmp(f, "k64q") == 0 ||
+               std::strcmp(f, "k64o") == 0);
+}
 
 template <class P, class AfterRound>
 void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&& after_round) {
@@ -1256,8 +1285,13 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
       (void)cudaGetLastError();
     }
   } finish_all{parts};
-  OwnEvent ready;  // on the solve's stream: the rules (and any pack) done
-  APSP_CUDA_CHECK(cudaEventRecord(ready.e, stream));
+  std::unique_ptr<OwnEvent> ready, gathered;  // on the solve's GPU
+  {
+    DeviceGuard guard(device);
+    ready = std::make_unique<OwnEvent>();  // the rules (and any pack) done
+    gathered = std::make_unique<OwnEvent>();
+    APSP_CUDA_CHECK(cudaEventRecord(ready->e, stream));
+  }
   const T* d0 = static_cast<const T*>(job.d);
   for (int i = 0; i < count; ++i) {
     SplitPart<P>& g = parts[size_t(i)];
@@ -1280,29 +1314,36 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
       g.own_main = std::make_unique<OwnStream>();
       g.main = g.own_main->s;
       void* ptr = nullptr;
-      const std::string what = "the copy of the matrix on cuda:" + std::to_string(g.device) +
-                               " (a solve split over several GPUs)";
       check_allocation(cudaMallocAsync(&ptr, size_t(n) * row_bytes, g.main), size_t(n) * row_bytes,
-                       what.c_str());
+                       "the copy of the matrix a split solve puts here");
       g.matrix = std::make_unique<AsyncBuffer>(ptr, g.main);
       g.job.d = ptr;
-      wait_event(g.main, ready.e);
+      g.allocated = std::make_unique<OwnEvent>();
+      record_event(g.allocated->e, g.main);
+      wait_event(g.main, ready->e);
       const auto [a, b] = rows_of(g.w.w0, g.w.w1);
       APSP_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<T*>(g.job.d) + a * ld, g.device, d0 + a * ld,
                                           device, size_t(b - a) * row_bytes, g.main));
       if (job.below_zero) {  // the min3 flag the rules set, read by every min-plus launch
-        g.flag = std::make_unique<AsyncBuffer>(sizeof(unsigned), g.main);
+        g.flag = std::make_unique<DeviceBuffer>(sizeof(unsigned), "the split's min3 flag");
         g.job.below_zero = static_cast<unsigned*>(g.flag->ptr);
         APSP_CUDA_CHECK(cudaMemcpyPeerAsync(g.job.below_zero, g.device, job.below_zero, device,
                                             sizeof(unsigned), g.main));
       }
     }
     // The snapshot of a super-round's square of pivot blocks, as each block was after its step.
-    g.square = std::make_unique<AsyncBuffer>(size_t(P::depth) * P::depth * sizeof(T), g.main);
+    g.square = std::make_unique<DeviceBuffer>(size_t(P::depth) * P::depth * sizeof(T),
+                                              "the split's snapshot of pivot blocks");
     g.aligned = rows_aligned<T>(g.job.d, ld);
     g.maps = gemm_maps<P>(g.job, g.aligned);
     record_event(g.main_done->e, g.main);  // fork: aux starts after the copy in
     wait_event(g.aux, g.main_done->e);
+  }
+  // Every GPU sends into the others' matrices from its aux stream: after their allocation.
+  for (auto& a : parts) {
+    DeviceGuard guard(a.device);
+    for (auto& b : parts)
+      if (&a != &b && b.allocated) wait_event(a.aux, b.allocated->e);
   }
   if (std::getenv("APSP_CUDA_TRACE")) {
     std::string where;
@@ -1416,7 +1457,8 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     }
     for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
   }
-  // The helpers' windows back into the solve's matrix, then their buffers freed behind that.
+  // The helpers' windows back into the solve's matrix; the host waits for that (a host input's
+  // solve is waited for anyway) before `parts` frees the buffers every copy used.
   T* d = static_cast<T*>(job.d);
   for (size_t i = 1; i < parts.size(); ++i) {
     SplitPart<P>& g = parts[i];
@@ -1429,16 +1471,8 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     APSP_CUDA_CHECK(cudaMemcpyPeerAsync(d + a * ld, device, static_cast<const T*>(g.job.d) + a * ld,
                                         g.device, size_t(b - a) * row_bytes, stream));
   }
-  OwnEvent gathered;
-  APSP_CUDA_CHECK(cudaEventRecord(gathered.e, stream));
-  for (auto& g : parts) {
-    DeviceGuard guard(g.device);
-    wait_event(g.main, gathered.e);  // nothing of g's is freed before every copy from it is done
-    wait_event(g.aux, gathered.e);
-    g.square.reset();
-    g.flag.reset();
-    g.matrix.reset();
-  }
+  APSP_CUDA_CHECK(cudaEventRecord(gathered->e, stream));
+  APSP_CUDA_CHECK(cudaEventSynchronize(gathered->e));
 }
 
 // progress=True without draining the GPU's queue: after every `every`-th round (about 32 reports
@@ -2154,7 +2188,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
                                 : tiles == Tiles::k64o ? 512
                                                        : 0;
   if (!helpers.empty() && super_round_n > 0 && n > super_round_n &&
-      (n >= kSplitMinN || std::getenv("APSP_CUDA_TILES")))
+      (n >= kSplitMinN || forced_super_rounds()))
     job.split = &helpers;
   if (tiles == Tiles::tagged && hop_scaled) job.hop_scale = n;
   if (tiles == Tiles::flow) {  // a bad override raises here
@@ -2266,25 +2300,44 @@ void require_device_memory(uint64_t needed, const std::string& what) {
 // each with room for its copy of the matrix (`matrix_bytes`; MemoryError naming it otherwise),
 // and peer access between every pair (where a pair cannot have it, the solve runs on `device`
 // alone: none returned).
-std::vector<int> split_helpers(int device, const std::vector<int>& helpers, uint64_t matrix_bytes,
-                               const std::string& what) {
-  if (helpers.empty()) return {};
+std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int64_t n, bool pred,
+                               uint64_t matrix_bytes, const std::string& what) {
   std::vector<int> all{device};
+  int count = 0;
+  APSP_CUDA_CHECK(cudaGetDeviceCount(&count));
   for (int h : helpers) {
     if (std::find(all.begin(), all.end(), h) != all.end())
       throw ValueError("device cuda:" + std::to_string(h) +
                        " is named twice in the list of devices; name each GPU once");
+    if (h < 0 || h >= count)
+      throw ValueError("device cuda:" + std::to_string(h) + " is not a GPU of this machine; " +
+                       std::to_string(count) + " device(s) visible: use 0.." +
+                       std::to_string(count - 1));
     all.push_back(h);
   }
+  // Solves that cannot split use none (no context, no memory check on the helpers, and an int32
+  // input still solved while it arrives): predecessors, and n below the split's.
+  if (helpers.empty() || pred || (n < kSplitMinN && !forced_super_rounds())) return {};
+  // The plan is chosen on `device`: GPUs of another kind (compute capability, shared memory a
+  // block) might not run it.
+  auto kind = [](int d) {
+    int major = 0, minor = 0, smem = 0;
+    APSP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
+    APSP_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d));
+    APSP_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
+    return std::make_tuple(major, minor, smem);
+  };
+  const char* alone = nullptr;
   for (int h : helpers) {
     DeviceGuard guard(h);  // an invalid ordinal raises here, naming the visible ones
+    if (kind(h) != kind(device)) alone = "GPUs of different kinds";
     require_device_memory(matrix_bytes + (uint64_t(8) << 20),
                           what + "'s copy of the matrix on cuda:" + std::to_string(h));
   }
-  if (enable_peer_access(all)) return helpers;
+  if (!alone && !enable_peer_access(all)) alone = "no peer access between the GPUs";
+  if (!alone) return helpers;
   if (std::getenv("APSP_CUDA_TRACE"))
-    std::fprintf(stderr, "apsp cuda: no peer access between the devices: solved on cuda:%d alone\n",
-                 device);
+    std::fprintf(stderr, "apsp cuda: %s: solved on cuda:%d alone\n", alone, device);
   return {};
 }
 
@@ -2503,7 +2556,8 @@ void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& 
   what << "an n=" << n << " " << dtype_name(dist.dtype) << " solve"
        << (pred.data ? " with predecessors" : "");
   require_device_memory(mat_bytes + device_extra_bytes(n, pred.data != nullptr), what.str());
-  const std::vector<int> helpers = split_helpers(device, helper_devices, mat_bytes, what.str());
+  const std::vector<int> helpers =
+      split_helpers(device, helper_devices, n, pred.data != nullptr, mat_bytes, what.str());
   Trace trace;
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
@@ -2578,7 +2632,8 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
        << (pred.data ? " and predecessors" : "");
   require_device_memory(mat_bytes + edge_bytes + device_extra_bytes(n, pred.data != nullptr),
                         what.str());
-  const std::vector<int> helpers = split_helpers(device, helper_devices, mat_bytes, what.str());
+  const std::vector<int> helpers =
+      split_helpers(device, helper_devices, n, pred.data != nullptr, mat_bytes, what.str());
   OwnStream stream;
   DeviceBuffer dbuf(mat_bytes);
   std::unique_ptr<DeviceBuffer> pbuf;
