@@ -27,14 +27,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 import apsp
 from machine_facts import machine, source_digest
-from timing import env_set
+from timing import engine_trace, env_set
 
 
 def graph(n: int, dtype: str, seed: int = 1) -> np.ndarray:
@@ -50,25 +49,6 @@ def graph(n: int, dtype: str, seed: int = 1) -> np.ndarray:
     return g
 
 
-class StderrLines:
-    """The process's fd 2 into a temporary file while inside (the engine's C++ trace lines)."""
-
-    def __enter__(self):
-        sys.stderr.flush()
-        self.file = tempfile.TemporaryFile(mode="w+")
-        self.saved = os.dup(2)
-        os.dup2(self.file.fileno(), 2)
-        return self
-
-    def __exit__(self, *exc):
-        sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
-        self.file.seek(0)
-        self.lines = self.file.read().splitlines()
-        self.file.close()
-
-
 def timed(g: np.ndarray, device, reps: int, **env: str) -> tuple[dict, np.ndarray]:
     """Medians of `reps` solves (after one warm-up): wall seconds end to end, and the solve
     stage's seconds from the trace; the plan and split lines of the last; and its result."""
@@ -78,15 +58,14 @@ def timed(g: np.ndarray, device, reps: int, **env: str) -> tuple[dict, np.ndarra
             t0 = time.perf_counter()
             result = apsp.solve(g, device=device)
             wall = time.perf_counter() - t0
-            with env_set(APSP_CUDA_TRACE="1"), StderrLines() as err:
-                apsp.solve(g, device=device)
-        stage = [float(m.group(1)) for ln in err.lines
+            _, trace = engine_trace(lambda: apsp.solve(g, device=device), "apsp cuda: ")
+        stage = [float(m.group(1)) for ln in trace
                  if (m := re.match(r"apsp cuda: solve\s+([\d.]+) ms", ln))]
         if rep:
             walls.append(wall)
             if stage:
                 stages.append(stage[0] * 1e-3)
-        lines = [ln for ln in err.lines if ln.startswith(("apsp cuda: plan", "apsp cuda: rounds"))]
+        lines = [ln for ln in trace if ln.startswith(("apsp cuda: plan", "apsp cuda: rounds"))]
     return {"wall_s": float(np.median(walls)),
             "solve_stage_s": float(np.median(stages)) if stages else None, "trace": lines}, result
 

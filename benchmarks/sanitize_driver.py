@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import numpy as np
 
 import apsp
 from apsp import _core
+from timing import engine_trace
 
 
 NO_CLUSTER = "--no-cluster" in sys.argv
@@ -181,19 +181,7 @@ def predecessors_ok(g, dist, pred) -> bool:
 
 def traced_plan(fn):
     """Run fn with APSP_CUDA_TRACE=1; return (its result, the engine's "plan" lines on stderr)."""
-    os.environ["APSP_CUDA_TRACE"] = "1"
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as f:
-        os.dup2(f.fileno(), 2)
-        try:
-            out = fn()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            del os.environ["APSP_CUDA_TRACE"]
-        f.seek(0)
-        lines = f.read().decode(errors="replace").splitlines()
-        return out, [line for line in lines if line.startswith("apsp cuda: plan ")]
+    return engine_trace(fn, "apsp cuda: plan ")
 
 
 def check_arriving() -> int:

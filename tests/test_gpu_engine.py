@@ -71,6 +71,14 @@ def gpu_host_solve(g: np.ndarray, pred: bool = False, **kw):
     return (work, p) if pred else work
 
 
+def need_two_gpus() -> list[str]:
+    """Every GPU of the machine (a split over all of them), or a skip where there are fewer than 2."""
+    count = len(apsp.info()["devices"])
+    if count < 2:
+        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    return [f"cuda:{i}" for i in range(count)]
+
+
 @pytest.fixture(scope="module")
 def torch():
     return pytest.importorskip("torch", reason="the device-pointer tests use PyTorch buffers")
@@ -1632,9 +1640,7 @@ def test_an_exception_between_rounds_leaves_the_matrix_in_its_dtype(torch, dtype
 def test_host_arrays_on_two_gpus_in_turn(rng):
     """The pinned staging sets are pooled per device (their events belong to one): host solves
     alternate between cuda:0 and cuda:1 and each is right."""
-    count = len(apsp.info()["devices"])
-    if count < 2:
-        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    need_two_gpus()
     g = random_graph(1500, np.float32, rng)
     want = cpu_solve(g)
     for device in ("cuda:0", "cuda:1", "cuda:0", "cuda:1"):
@@ -1646,9 +1652,7 @@ def test_two_threads_on_two_gpus_at_once(rng):
     per device, staging sets pooled per device) and a fractional float32 graph with predecessors
     (the device mend, its shared-memory setting per device); every result right. (Correctness
     under concurrency: it does not measure whether the two GPUs overlap.)"""
-    count = len(apsp.info()["devices"])
-    if count < 2:
-        pytest.skip(f"needs 2 GPUs, this machine has {count}")
+    need_two_gpus()
     graphs = [random_graph(n, dt, rng) for n, dt in ((2000, np.float32), (900, np.int32))]
     fractional = random_graph(700, np.float32, rng, negative=False) / np.float32(7)
     results: dict = {}
@@ -2164,14 +2168,6 @@ def test_device_mend_stops_when_its_searches_run_out(torch, dtype) -> None:
 # without, from the split's threshold (SPLIT_MIN_N).
 TWO = ["cuda:0", "cuda:1"]
 SPLIT_MIN_N = 6144  # engine.cu: kSplitMinN
-
-
-def need_two_gpus() -> list[str]:
-    """Every GPU of the machine (a split over all of them), or a skip where there are fewer than 2."""
-    count = len(apsp.info()["devices"])
-    if count < 2:
-        pytest.skip(f"needs 2 GPUs, this machine has {count}")
-    return [f"cuda:{i}" for i in range(count)]
 
 
 def split_lines(capfd, solve):

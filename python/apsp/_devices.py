@@ -88,8 +88,7 @@ def _parse_device_list(devices: list | tuple) -> Target:
     if any(d is None or isinstance(d, (list, tuple)) or str(d) == "cpu" for d in devices):
         raise ValueError(f"device={devices!r}: a list of devices names GPUs only ('cuda:N' or N); "
                          "use device='cpu' alone for the CPU engine")
-    targets = [parse_device(d) for d in devices]
-    indices = [t.index for t in targets if t is not None]
+    indices = [parse_device(d).index for d in devices]
     for i in indices:
         if indices.count(i) > 1:
             raise ValueError(f"device={devices!r} names cuda:{i} more than once; name each GPU once")

@@ -109,6 +109,17 @@ template <class T, bool M>
 struct Plan<T, Tiles::k64q, M> : Plan64<T, 256, M> {};
 template <class T, bool M>
 struct Plan<T, Tiles::k64o, M> : Plan64<T, 512, M> {};
+// The super-round plans' pivot depth (the same for every T), 0 for every other plan: the plans a
+// solve split over GPUs (enqueue_split) or solved while it arrives runs.
+constexpr Tiles kSuperRoundPlans[] = {Tiles::k64d, Tiles::k64q, Tiles::k64o};
+int64_t super_round_depth(Tiles t) {
+  switch (t) {
+    case Tiles::k64d: return Plan<int32_t, Tiles::k64d>::depth;
+    case Tiles::k64q: return Plan<int32_t, Tiles::k64q>::depth;
+    case Tiles::k64o: return Plan<int32_t, Tiles::k64o>::depth;
+    default: return 0;
+  }
+}
 // The general plan's super-rounds (below) from this n: fewer, larger phase-3 launches, and the
 // matrix, predecessors and hop counts read and written once per 128 pivots instead of 32. Below it
 // the one-round loop's three launches a round set the pace (H100, int32, ms, one round / super-
@@ -1180,7 +1191,6 @@ struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
 // helpers' windows into its matrix.
 template <class P>
 struct SplitPart {
-  using T = typename P::type;
   int device = 0;
   Window w{};
   Job job{};
@@ -1249,8 +1259,8 @@ constexpr int64_t kSplitMinN = 6144;
 // Whether APSP_CUDA_TILES forces a super-round plan (tests: the split at any n).
 bool forced_super_rounds() {
   const char* f = std::getenv("APSP_CUDA_TILES");
-  return f && (std::strcmp(f, "k64d") == 0 || std::strcmp(f, "k64q") == 0 ||
-               std::strcmp(f, "k64o") == 0);
+  return f && std::any_of(std::begin(kSuperRoundPlans), std::end(kSuperRoundPlans),
+                          [&](Tiles t) { return std::strcmp(f, tiles_name(t)) == 0; });
 }
 
 template <class P, class AfterRound>
@@ -2183,10 +2193,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
   // Split over the helper GPUs (enqueue_split): the super-round plans, from kSplitMinN (at any n
   // where APSP_CUDA_TILES forces one of them: tests).
   // Two super-rounds at least, so that two GPUs have rows.
-  const int64_t super_round_n = tiles == Tiles::k64d   ? 128
-                                : tiles == Tiles::k64q ? 256
-                                : tiles == Tiles::k64o ? 512
-                                                       : 0;
+  const int64_t super_round_n = super_round_depth(tiles);
   if (!helpers.empty() && super_round_n > 0 && n > super_round_n &&
       (n >= kSplitMinN || forced_super_rounds()))
     job.split = &helpers;
@@ -2409,7 +2416,7 @@ Tiles arriving_tiles(const Matrix& input, const Options& opt, bool pred) {
     if (fits) return Tiles::small;
   }
   const Tiles t = choose_tiles(n, dtype, false, false, false, false, false, true);
-  return t == Tiles::k64d || t == Tiles::k64q || t == Tiles::k64o ? t : Tiles::small;
+  return super_round_depth(t) > 0 ? t : Tiles::small;
 }
 
 // Uploads `input` into `dev` on `copy` (a stream of its own) and enqueues, on `stream`, the scan
