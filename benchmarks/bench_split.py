@@ -9,6 +9,9 @@ Each solve is timed two ways, medians of --reps calls after a warm-up:
     stops), without the upload and the download, which a split does not change.
 The one-GPU solve runs twice: as apsp runs it (int32 inputs are solved while they arrive:
 upload and rounds overlap), and uploaded first (APSP_CUDA_OVERLAP=0), as the split always is.
+Where PyTorch is installed, the same graph as a tensor on cuda:0 is solved in place on one GPU
+and split (device=[...], check=False), timed by CUDA events on the tensor's stream (the helpers'
+work is ordered before the end event), median of --reps after a warm-up.
 The graphs are general ones the split takes: int32 weights 1..15000 shifted by a potential
 (negative edges, no negative cycle; |w| * (n - 1) stays within int32's bound to n = 24576) and
 fractional float32
@@ -70,6 +73,25 @@ def timed(g: np.ndarray, device, reps: int, **env: str) -> tuple[dict, np.ndarra
             "solve_stage_s": float(np.median(stages)) if stages else None, "trace": lines}, result
 
 
+def timed_device(torch, g: np.ndarray, device, reps: int) -> float:
+    """Median seconds of `reps` in-place solves of a cuda:0 tensor (after one warm-up), CUDA
+    events on its stream around the call; each rep solves a fresh copy, made before the start."""
+    src = torch.from_numpy(g).cuda(0)
+    times = []
+    with torch.cuda.device(0):
+        for rep in range(reps + 1):
+            work = src.clone()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            apsp.solve(work, device=device, overwrite=True, check=False)
+            end.record()
+            end.synchronize()
+            if rep:
+                times.append(start.elapsed_time(end) * 1e-3)
+            del work
+    return float(np.median(times))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="folder with the compiled ceiling")
@@ -89,6 +111,10 @@ def main() -> int:
                                      text=True, check=True).stdout)
     peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
     print("ceilings of one GPU:", {k: f"{v / 1e12:.2f} T/s" for k, v in peak.items()}, flush=True)
+    try:
+        import torch
+    except ImportError:
+        torch = None
     rows, results = [], []
     equal_everywhere = True
     for dtype in args.dtypes.split(","):
@@ -110,6 +136,11 @@ def main() -> int:
             row["speedup_end_to_end"] = row["one_gpu"]["wall_s"] / split["wall_s"]
             row["fraction_of_ceiling"] = upd / split["solve_stage_s"] / (count * peak[step])
             row["one_gpu_fraction_of_ceiling"] = upd / one["solve_stage_s"] / peak[step]
+            if torch is not None and row["split_ran"]:
+                row["tensor_one_gpu_s"] = timed_device(torch, g, None, args.reps)
+                row["tensor_split_s"] = timed_device(torch, g, gpus, args.reps)
+                row["tensor_speedup"] = row["tensor_one_gpu_s"] / row["tensor_split_s"]
+                row["tensor_fraction_of_ceiling"] = upd / row["tensor_split_s"] / (count * peak[step])
             rows.append(row)
             print(f"{dtype} n={n:6d}: one GPU {one['solve_stage_s'] * 1e3:8.1f} ms solve "
                   f"({row['one_gpu_fraction_of_ceiling']:.1%}), {gpus} "
@@ -117,7 +148,10 @@ def main() -> int:
                   f" of {count}x), x{row['speedup_solve_stage']:.2f}; end to end "
                   f"{row['one_gpu']['wall_s'] * 1e3:.1f} / {split['wall_s'] * 1e3:.1f} ms "
                   f"x{row['speedup_end_to_end']:.2f}; equal to one GPU's: "
-                  f"{row['equal_to_one_gpu']}; {split['trace']}", flush=True)
+                  f"{row['equal_to_one_gpu']}; {split['trace']}"
+                  + (f"; tensor on cuda:0 {row['tensor_one_gpu_s'] * 1e3:.1f} / "
+                     f"{row['tensor_split_s'] * 1e3:.1f} ms x{row['tensor_speedup']:.2f}"
+                     if "tensor_split_s" in row else ""), flush=True)
             if not row["split_ran"]:  # below the split's threshold: both ran on one GPU
                 continue
             results.append({
@@ -133,6 +167,17 @@ def main() -> int:
                          f"{row['one_gpu']['wall_s'] * 1e3:.1f} ms on one GPU; result equal to "
                          f"one GPU's: {row['equal_to_one_gpu']}"),
                 "gpus": count})
+            if "tensor_split_s" in row:
+                results.append({
+                    "impl": "apsp-gpu-split-tensor", "dtype": dtype, "n": n,
+                    "seconds": row["tensor_split_s"], "updates_per_s": upd / row["tensor_split_s"],
+                    "fraction_of_ceiling": row["tensor_fraction_of_ceiling"],
+                    "note": (f"apsp.solve(torch tensor on cuda:0, device={gpus}, overwrite=True, "
+                             f"check=False), CUDA events on the tensor's stream, median of "
+                             f"{args.reps}; the fraction is of {count}x one GPU's {step} ceiling; "
+                             f"{row['tensor_speedup']:.2f}x the same call on one GPU in this run "
+                             f"({row['tensor_one_gpu_s'] * 1e3:.1f} ms)"),
+                    "gpus": count})
     facts = machine()
     facts["gpu"] = f"{count}x {facts['gpu']}"  # one solve on all of them
     doc = {"benchmark": "bench_split.py", "command": " ".join(["python", *sys.argv]),
@@ -150,10 +195,12 @@ def main() -> int:
                 "from NumPy to NumPy, the one-GPU solve as apsp runs it (int32 solved while it "
                 "arrives), median of the same calls. Where the split did not run (below its "
                 "threshold) both columns are one GPU's. Equal: the split's result is the one-GPU "
-                "result bit for bit.\n\n"
+                "result bit for bit. Tensor: the same graph as a torch tensor on cuda:0 solved in "
+                "place (check=False), CUDA events on its stream, one GPU against the split.\n\n"
                 "| dtype | n | split ran | equal | one GPU solve ms | % of 1x peak | split solve ms | % of "
-                f"{count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+                f"{count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup "
+                "| tensor one GPU ms | tensor split ms | tensor speedup |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['dtype']} | {r['n']} | {'yes' if r['split_ran'] else 'no'}"
                     f" | {'yes' if r['equal_to_one_gpu'] else 'NO'}"
@@ -161,7 +208,10 @@ def main() -> int:
                     f" | {r['one_gpu_fraction_of_ceiling']:.1%} | {r['split']['solve_stage_s'] * 1e3:.1f}"
                     f" | {r['fraction_of_ceiling']:.1%} | {r['speedup_solve_stage']:.2f}"
                     f" | {r['one_gpu']['wall_s'] * 1e3:.1f} | {r['split']['wall_s'] * 1e3:.1f}"
-                    f" | {r['speedup_end_to_end']:.2f} |\n")
+                    f" | {r['speedup_end_to_end']:.2f}"
+                    + (f" | {r['tensor_one_gpu_s'] * 1e3:.1f} | {r['tensor_split_s'] * 1e3:.1f}"
+                       f" | {r['tensor_speedup']:.2f} |\n" if "tensor_split_s" in r
+                       else " | | | |\n"))
     if not equal_everywhere:
         print("a split's result differs from one GPU's", file=sys.stderr)
         return 1

@@ -178,11 +178,12 @@ ArrayView view_of(py::handle obj, const char* what, std::unique_ptr<DeviceArray>
 }
 
 // Solves in place on device memory, enqueued on `stream` (0 = legacy default) of the array's
-// device (the engine sets that device and restores the caller's). The host waits only for the
-// enabled checks. Capsules are handed back to their producers once the work is enqueued.
+// device (the engine sets that device and restores the caller's), with `helpers` sharing the
+// rounds. The host waits only for the enabled checks. Capsules are handed back to their producers
+// once the work is enqueued.
 void solve_array(py::object work, py::object pred, uintptr_t stream, bool directed,
                  bool unweighted, bool check_input, bool check_negative_cycles,
-                 py::object progress) {
+                 py::object progress, const std::vector<int>& helpers) {
   std::unique_ptr<DeviceArray> work_holder, pred_holder;  // outlive the GIL release below
   const ArrayView w = view_of(work, "graph", work_holder);
   if (w.readonly) throw py::value_error("graph is read-only; apsp cannot write the result into it");
@@ -200,7 +201,7 @@ void solve_array(py::object work, py::object pred, uintptr_t stream, bool direct
   Callback cb{progress};  // Ctrl-C is polled where the host waits anyway (the checks)
   apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
   py::gil_scoped_release release;
-  apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream));
+  apsp::solve_cuda(w.matrix, p, o, w.device, reinterpret_cast<void*>(stream), helpers);
 }
 
 // Raw-pointer entry used by the engine's own tests and benchmarks (no intake, no checks on the
@@ -366,8 +367,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("solve_array", &solve_array, py::arg("work"), py::arg("pred"), py::arg("stream"),
         py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
         py::arg("check_negative_cycles"), py::arg("progress"),
+        py::arg("helpers") = std::vector<int>{},
         "Solve in place on a DLPack capsule (consumed), DeviceArray or DeviceBuffer, enqueued on\n"
-        "`stream` of its device.");
+        "`stream` of its device. `helpers`: more CUDA devices that share the rounds.");
   m.def("repair_predecessor_loops", &repair_host, py::arg("dist"), py::arg("pred"),
         "Mend looping predecessor chains of a float host result in place (tests).");
   m.def("repair_predecessor_loops_device", &repair_device, py::arg("dist"), py::arg("pred"),

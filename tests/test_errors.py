@@ -236,8 +236,8 @@ def test_no_driver_is_named_as_such():
     assert facts["why_no_devices"] == "no NVIDIA driver is installed (libcuda.so.1 was not found)"
 
 
-# A list of devices (a host solve split over GPUs) names GPUs only, each once; a device array
-# refuses one (tests/test_gpu_engine.py, with the splits themselves).
+# A list of devices (a solve split over GPUs) names GPUs only, each once; a device array's list
+# starts with its own GPU (tests/test_gpu_engine.py, with the splits themselves).
 @pytest.mark.parametrize("device, fragment", [
     ([], "names no device"),
     (["cpu"], "names GPUs only"),

@@ -2385,11 +2385,117 @@ def test_split_helpers_are_checked(rng):
     assert_same(apsp.solve(g, device=TWO), cpu_solve(g))
 
 
-def test_split_refuses_device_arrays(torch, rng):
+# Device arrays split too: the list starts with the GPU the array lives on, which holds the
+# result; the work on the others starts after what the caller's stream held and ends before what
+# it gets next, and the host does not wait unless the checks ask it to.
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_split_of_a_torch_view_in_place(capfd, torch, rng, dtype):
+    """A view with a leading dimension past n, starting at column 3 of its buffer, solved in
+    place over every GPU: bit for bit the one-GPU result, and nothing outside the view written
+    (the helpers' rows come back without the gaps between rows)."""
+    gpus = need_two_gpus()
+    n = 1500
+    g = random_graph(n, dtype, rng)
+    tdtype = getattr(torch, np.dtype(dtype).name)
+    buf = torch.full((n + 1, n + 11), 7, dtype=tdtype, device="cuda:0")
+    view = buf[:n, 3:3 + n]
+    view.copy_(torch.from_numpy(g))
+    with env_set(APSP_CUDA_TILES="k64q"):
+        one = apsp.solve(torch.from_numpy(g).cuda(0), device="cuda:0").cpu().numpy()
+        out, lines = split_lines(capfd, lambda: apsp.solve(view, device=gpus, overwrite=True))
+    assert out is view
+    assert len(lines) == 1 and f"over {min(len(gpus), 6)} GPUs" in lines[0], lines
+    np.testing.assert_array_equal(view.cpu().numpy(), one)
+    assert_same(view.cpu().numpy(), cpu_solve(g))
+    outside = buf.cpu().numpy()
+    outside[:n, 3:3 + n] = 7
+    assert (outside == 7).all()
+
+
+def test_split_of_a_torch_tensor_follows_the_callers_stream(capfd, torch, rng):
+    """A tensor on cuda:1 split with cuda:0, on a side stream of cuda:1 whose pending work writes
+    the input; check=False, so the call returns without waiting; the copy the solve works on
+    (overwrite=False) and the result are ordered on that stream."""
     need_two_gpus()
-    t = torch.from_numpy(random_graph(100, np.float32, rng)).cuda()
-    with pytest.raises(ValueError, match="device arrays are solved where they are"):
-        apsp.solve(t, device=TWO)
+    n = 1400
+    g = random_graph(n, np.float32, rng)
+    with env_set(APSP_CUDA_TILES="k64d"):
+        want = apsp.solve(g, device="cuda:1")
+        src = torch.from_numpy(g).cuda(1)
+        side = torch.cuda.Stream(device="cuda:1")
+        with torch.cuda.device(1), torch.cuda.stream(side):
+            t = torch.empty_like(src)
+            torch.cuda._sleep(20_000_000)  # the write below lands well after the call returns
+            t.copy_(src)
+            got, lines = split_lines(capfd, lambda: apsp.solve(t, device=[1, 0], check=False))
+            got_host = got.cpu()  # on the side stream: after the solve
+        side.synchronize()
+    assert len(lines) == 1 and re.search(r"rows 0\.\.\d+ on cuda:1,", lines[0]), lines
+    assert got.device.index == 1
+    np.testing.assert_array_equal(got_host.numpy(), want)
+    np.testing.assert_array_equal(t.cpu().numpy(), g)  # overwrite=False: the input as it was
+
+
+def test_split_of_a_cupy_array(capfd, rng):
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    need_two_gpus()
+    g = random_graph(1300, np.int64, rng)
+    with env_set(APSP_CUDA_TILES="k64d"):
+        one = apsp.solve(g, device="cuda:0")
+        with cupy.cuda.Device(0):
+            arr = cupy.asarray(g)
+            got, lines = split_lines(capfd, lambda: apsp.solve(arr, device=TWO))
+            assert isinstance(got, cupy.ndarray) and got.device.id == 0
+            host = cupy.asnumpy(got)
+    assert len(lines) == 1, lines
+    np.testing.assert_array_equal(host, one)
+    np.testing.assert_array_equal(cupy.asnumpy(arr), g)
+
+
+def test_split_of_a_device_array_with_predecessors_runs_where_it_lives(capfd, torch, rng):
+    need_two_gpus()
+    g = random_graph(1000, np.float32, rng)
+    t = torch.from_numpy(g).cuda(1)
+    with env_set(APSP_CUDA_TILES="k64d"):
+        (dist, pred), lines = split_lines(
+            capfd, lambda: apsp.solve(t, device=[1, 0], return_predecessors=True))
+    assert lines == []
+    assert dist.device.index == 1 and pred.device.index == 1
+    assert_same(dist.cpu().numpy(), cpu_solve(g))
+    assert_chains_lead_back(g, dist.cpu().numpy(), pred.cpu().numpy())
+
+
+def test_split_of_a_device_array_names_its_gpu_first(torch, rng):
+    need_two_gpus()
+    t = torch.from_numpy(random_graph(100, np.float32, rng)).cuda(0)
+    before = t.clone()
+    with pytest.raises(ValueError, match=r"graph lives on cuda:0 .* starts with the GPU it lives on"):
+        apsp.solve(t, device=["cuda:1", "cuda:0"], overwrite=True)
+    with pytest.raises(ValueError, match="cuda:0 is named twice"):
+        _core.solve_array(torch.utils.dlpack.to_dlpack(t), None, 0, True, False, True, True, None,
+                          [1, 0])
+    assert torch.equal(t, before)
+
+
+def test_split_of_a_device_array_gives_the_helpers_memory_back(torch, rng):
+    """Unchecked solves return at once; the helper's buffers go back on its own streams once the
+    result is gathered, with no host wait."""
+    need_two_gpus()
+    g = random_graph(2500, np.int32, rng)
+    torch.cuda.init()
+    t = torch.from_numpy(g).cuda(0)
+    want = apsp.solve(g, device="cuda:0")
+    with env_set(APSP_CUDA_TILES="k64d"):
+        apsp.solve(t.clone(), device=TWO, check=False)  # the helper's pool warmed once
+        torch.cuda.synchronize(0)
+        torch.cuda.synchronize(1)
+        free_before = torch.cuda.mem_get_info(1)[0]
+        results = [apsp.solve(t, device=TWO, check=False) for _ in range(3)]
+        torch.cuda.synchronize(0)
+        torch.cuda.synchronize(1)
+    assert torch.cuda.mem_get_info(1)[0] >= free_before - (4 << 20)
+    for r in results:
+        np.testing.assert_array_equal(r.cpu().numpy(), want)
 
 
 def test_cli_splits_over_gpus_written_with_commas(tmp_path, rng):

@@ -19,13 +19,17 @@ copied, other producers' need contiguous rows. Predecessors go to a new int32 ar
 kind on the same device. A DeviceBuffer's exports wait for an event recorded after the solve (its
 CUDA array interface names a stream of apsp's own that waits for it, or none once it is done), so
 the producer may destroy its stream first.
+
+Which GPUs: the array's own; a list of devices that starts with it (``device=[0, 1]``) splits the
+rounds over the others too (engine.cu: enqueue_split), whose work is ordered after what the
+caller's stream held and before what it gets next.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from . import _core
-from ._devices import parse_device
+from ._devices import Target, parse_device
 from ._intake import InPlaceWrite, as_torch_kind, check_torch_layout, is_torch
 from ._progress import make_progress
 from ._solve import check_square
@@ -60,16 +64,16 @@ def solve_device_array(
                  progress, bool(check))
 
 
-def _check_device_arg(device: Any, actual: int) -> None:
-    """Device arrays are solved where they live; `device` may only confirm that."""
+def _helpers_for(device: Any, actual: int) -> tuple[int, ...]:
+    """Device arrays are solved where they live; `device` may only confirm that, or name a list
+    of GPUs that starts there: the others share the rounds (returned)."""
     if device is None or str(device) == "cuda":
-        return
+        return ()
     target = parse_device(device)
-    if target.helpers:
+    if target.helpers and target.index != actual:
         raise ValueError(f"graph lives on cuda:{actual} but device={device!r} was asked; a list of "
-                         "devices splits the solve of a host array (NumPy, scipy.sparse) over "
-                         "those GPUs, while device arrays are solved where they are: leave "
-                         "device=None, or pass graph as a host array")
+                         "devices for a device array starts with the GPU it lives on, which holds "
+                         f"the result (e.g. device=['cuda:{actual}', ...]), or move it first")
     if target.engine == "cpu":
         raise ValueError(f"graph lives on cuda:{actual} but device={device!r} was asked; apsp does "
                          "not copy device arrays to the host: move it yourself (tensor.cpu(), "
@@ -78,6 +82,7 @@ def _check_device_arg(device: Any, actual: int) -> None:
         raise ValueError(f"graph lives on cuda:{actual} but device={device!r} was asked; apsp solves "
                          f"device arrays where they are: move it first (e.g. tensor.to('cuda:"
                          f"{target.index}')) or leave device=None")
+    return target.helpers
 
 
 def _capsule(obj: Any, stream: Optional[int]) -> Any:
@@ -94,16 +99,21 @@ def _capsule(obj: Any, stream: Optional[int]) -> Any:
     return obj.__dlpack__(stream=dl_stream)
 
 
-def _run(work: Any, pred: Any, stream: int, n: int, device: int, directed: bool,
-         unweighted: bool, progress: bool, check: bool) -> None:
+def _run(work: Any, pred: Any, stream: int, n: int, device: int, helpers: tuple[int, ...],
+         directed: bool, unweighted: bool, progress: bool, check: bool) -> None:
     """The compiled solve; `work` and `pred` are capsules (consumed there), DeviceArrays or
-    DeviceBuffers."""
+    DeviceBuffers; `helpers` are more GPUs that share the rounds."""
     if not progress:
-        _core.solve_array(work, pred, stream, directed, unweighted, check, check, None)
+        if helpers:
+            _core.solve_array(work, pred, stream, directed, unweighted, check, check, None,
+                              list(helpers))
+        else:
+            _core.solve_array(work, pred, stream, directed, unweighted, check, check, None)
         return
-    bar = make_progress(progress, f"apsp n={n} cuda:{device}")
+    bar = make_progress(progress, f"apsp n={n} " + Target("cuda", device, helpers).label)
     try:
-        _core.solve_array(work, pred, stream, directed, unweighted, check, check, bar)
+        _core.solve_array(work, pred, stream, directed, unweighted, check, check, bar,
+                          list(helpers))
     finally:
         bar.close()
 
@@ -136,8 +146,7 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
     # Tensors that require grad are data here: the solve is not recorded by autograd.
     tensor = graph.detach() if graph.requires_grad else graph
     index = graph.get_device()
-    if device is not None:
-        _check_device_arg(device, index)
+    helpers = () if device is None else _helpers_for(device, index)
     n = check_square(tensor.shape)
     # The current stream of the tensor's own device (cuda:1 stays on cuda:1 whatever is current):
     # torch's allocator, its copy and apsp's solve are all ordered on it.
@@ -162,7 +171,7 @@ def _solve_torch(graph: Any, directed: bool, unweighted: bool, return_predecesso
         # tensor without that Python-level bookkeeping (14 us of a 40 us call, measured).
         with InPlaceWrite(graph if overwrite else None):
             _run(to_dlpack(work), None if pred is None else to_dlpack(pred), stream, n, index,
-                 directed, unweighted, progress, check)
+                 helpers, directed, unweighted, progress, check)
     if pred is not None:
         pred = as_torch_kind(graph, pred)
     return _result(graph if overwrite else as_torch_kind(graph, work), pred, return_predecessors)
@@ -203,7 +212,7 @@ def _solve_cupy(graph: Any, directed: bool, unweighted: bool, return_predecessor
     import cupy
 
     index = int(graph.device.id)
-    _check_device_arg(device, index)
+    helpers = _helpers_for(device, index)
     n = check_square(tuple(graph.shape))
     if not overwrite:
         _core.check_device_dtype(graph.dtype.name)
@@ -218,7 +227,7 @@ def _solve_cupy(graph: Any, directed: bool, unweighted: bool, return_predecessor
                                  index, cupy.cuda.runtime.memGetInfo()[0]) from None
         if n:
             _run(_capsule(work, stream), None if pred is None else _capsule(pred, stream), stream,
-                 n, index, directed, unweighted, progress, check)
+                 n, index, helpers, directed, unweighted, progress, check)
     return _result(work, pred, return_predecessors)
 
 
@@ -232,7 +241,7 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
     arr = _core.DeviceArray(source, overwrite)
     held = False
     try:
-        _check_device_arg(device, arr.device)
+        helpers = _helpers_for(device, arr.device)
         if stream is None:  # the CUDA array interface: its v3 stream, else no ordering is needed
             stream = arr.stream if arr.stream is not None else 0
         n = arr.n
@@ -247,7 +256,7 @@ def _solve_other(graph: Any, directed: bool, unweighted: bool, return_predecesso
                 held = True
         pred = _core.DeviceBuffer(n, "int32", arr.device, stream) if return_predecessors else None
         if n:
-            _run(work, pred, stream, n, arr.device, directed, unweighted, progress, check)
+            _run(work, pred, stream, n, arr.device, helpers, directed, unweighted, progress, check)
             # Exports wait for the solve itself, not for the producer's stream, which its owner
             # may destroy before reading the result (dist is the input itself with overwrite=True:
             # an apsp result solved again in place is marked too, on this solve's stream).

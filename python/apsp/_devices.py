@@ -13,7 +13,7 @@ from . import _core
 class Target(NamedTuple):
     engine: str  # "cpu" or "cuda"
     index: int  # CUDA device ordinal, -1 for the CPU
-    helpers: tuple[int, ...] = ()  # more CUDA ordinals that share a host solve's rounds
+    helpers: tuple[int, ...] = ()  # more CUDA ordinals that share a solve's rounds
 
     @property
     def label(self) -> str:
@@ -56,8 +56,8 @@ if hasattr(os, "register_at_fork"):
 
 def parse_device(device: Any) -> Target | None:
     """None stays None (the caller decides); 'cpu', 'cuda', 'cuda:N', an int N, or torch.device;
-    or a list or tuple of GPUs (any of those but 'cpu'), each named once, which split a host
-    solve: the first holds the result, the others are its helpers."""
+    or a list or tuple of GPUs (any of those but 'cpu'), each named once, which split a solve:
+    the first holds the result, the others are its helpers."""
     if device is None:
         return None
     if isinstance(device, (list, tuple)):

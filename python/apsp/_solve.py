@@ -99,11 +99,11 @@ def solve(
         ``ValueError`` saying why (never a silent copy).
     device : None, "cpu", "cuda", "cuda:N", or a list of GPUs such as ["cuda:0", "cuda:1"]
         None: device arrays stay on their device; host arrays use the first usable GPU, else the
-        CPU engine. A list splits the rounds of a host array's solve (NumPy, scipy.sparse) over
-        those GPUs, each taking a share of the rows; the first holds the result. Each GPU holds a
-        copy of the whole matrix, so a list adds speed, not room. Solves that do not split
-        (predecessors, small n, graphs of small integer weights on 16-bit lengths) run on the
-        first GPU alone. Device arrays are solved where they are: a list raises ``ValueError``.
+        CPU engine. A list splits the rounds of the solve over those GPUs, each taking a share of
+        the rows; the first holds the result, and for a device array it must be the GPU the
+        array lives on (``ValueError`` otherwise). Each GPU holds a copy of the whole matrix, so
+        a list adds speed, not room. Solves that do not split (predecessors, small n, graphs of
+        small integer weights on 16-bit lengths) run on the first GPU alone.
     progress : bool
         Show a progress bar (tqdm when installed, a stderr line otherwise).
     check : bool

@@ -110,8 +110,11 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none);
 
 // `dist` (and `pred`) are device pointers on `device`; work is enqueued on `stream`
 // (a cudaStream_t passed as void*; nullptr = the legacy default stream). Host waits happen only
-// for the checks that Options enables.
-void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream);
+// for the checks that Options enables. `helpers`: more devices that share the rounds, as for
+// solve_cuda_host below (each holds its own copy of the matrix; the work on them starts after
+// what `stream` held and ends before what `stream` gets next).
+void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream,
+                const std::vector<int>& helpers = {});
 
 // `input`, `dist` (and `pred`) are host pointers; the weights are read from `input` (left
 // untouched unless it is `dist` itself) and staged through pinned memory to one device buffer,

@@ -16,7 +16,9 @@ std::vector<CudaDevice> cuda_devices(std::string* why_none) {
 static void absent() {
   throw CudaError(std::string("this build of apsp has no CUDA engine: ") + APSP_CUDA_WHY);
 }
-void solve_cuda(Matrix, PredMatrix, const Options&, int, void*) { absent(); }
+void solve_cuda(Matrix, PredMatrix, const Options&, int, void*, const std::vector<int>&) {
+  absent();
+}
 void solve_cuda_host(Matrix, Matrix, PredMatrix, const Options&, int, const std::vector<int>&) {
   absent();
 }

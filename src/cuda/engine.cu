@@ -421,7 +421,7 @@ int64_t working_ld(int64_t n, int elem_size) {
   return (n + v - 1) / v * v;
 }
 
-struct DeviceBuffer {  // the working matrix of a host solve, or a split's buffers (enqueue_split)
+struct DeviceBuffer {  // the working matrix of a host solve (and its predecessors)
   void* ptr = nullptr;
   explicit DeviceBuffer(size_t bytes, const char* what = "the working matrix") {
     check_allocation(cudaMalloc(&ptr, bytes), bytes, what);
@@ -1169,8 +1169,9 @@ struct takes_parts<P, std::void_t<decltype(P::depth), typename P::G>>
 
 // ---- a solve's rounds split over several GPUs ----------------------------------------------------
 // The tile rows are cut into contiguous windows of whole super-rounds, one a GPU (the solve's own
-// GPU first, then its helpers: Job::split). Every GPU holds a copy of the whole n x ld matrix
-// (the solve's GPU the real one, each helper its own buffer) and takes every round on its
+// GPU first, then its helpers: Job::split). Every GPU holds a copy of the whole n x n matrix
+// (the solve's GPU the real one, at its caller's leading dimension; each helper its own buffer,
+// rows on 128-byte lines) and takes every round on its
 // window's rows only; a row's rounds read only that row and the pivot rows (upload_and_enqueue_
 // arriving says why), so a window needs nothing of the other rows but their pivot rows, once a
 // super-round:
@@ -1193,20 +1194,18 @@ template <class P>
 struct SplitPart {
   int device = 0;
   Window w{};
-  Job job{};
+  Job job{};  // its own matrix and leading dimension
   bool aligned = false;
   GemmMaps maps{};
   cudaStream_t main = nullptr, aux = nullptr;
   std::unique_ptr<OwnStream> own_main, own_aux;
   std::unique_ptr<OwnEvent> main_done, aux_done, sent, allocated;
-  // Other GPUs copy into and out of these. The matrix comes from the stream-ordered pool (a
-  // cudaMalloc of a GiB and its free cost 7-8 ms a solve at n = 16384: GPU_NOTES.md,
-  // fifty-fifth session), so every other GPU's aux stream waits for its allocation (the event
-  // `allocated`) before its first send; the small buffers are cudaMalloc'd.
-  // Freed with their device current, once every copy from or to them is done (enqueue_split
-  // waits for that first).
-  std::unique_ptr<AsyncBuffer> matrix;
-  std::unique_ptr<DeviceBuffer> flag, square;
+  // From the stream-ordered pool (a cudaMalloc of a GiB and its free cost 7-8 ms a solve at
+  // n = 16384: GPU_NOTES.md, fifty-fifth session), freed on the stream that used them last once
+  // the solve's GPU has gathered the windows (enqueue_split), so the host never waits for them.
+  // Other GPUs copy into a helper's matrix from their aux streams, after its allocation (the
+  // event `allocated`).
+  std::unique_ptr<AsyncBuffer> matrix, flag, square;
   SplitPart() = default;
   SplitPart(const SplitPart&) = delete;
   SplitPart& operator=(const SplitPart&) = delete;
@@ -1220,6 +1219,24 @@ struct SplitPart {
     (void)cudaGetLastError();
   }
 };
+
+// Rows [row, row + rows) of an n-column matrix from one GPU's copy to another's, each at its own
+// leading dimension, on `stream`: the n columns only, never the gaps between rows (a device
+// array's gaps are its caller's).
+template <class T>
+void copy_rows_peer(T* dst, int64_t dst_ld, int dst_device, const T* src, int64_t src_ld,
+                    int src_device, int64_t row, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows <= 0) return;
+  cudaMemcpy3DPeerParms c{};
+  c.srcPtr = make_cudaPitchedPtr(const_cast<T*>(src + row * src_ld), size_t(src_ld) * sizeof(T),
+                                 size_t(cols) * sizeof(T), size_t(rows));
+  c.srcDevice = src_device;
+  c.dstPtr = make_cudaPitchedPtr(dst + row * dst_ld, size_t(dst_ld) * sizeof(T),
+                                 size_t(cols) * sizeof(T), size_t(rows));
+  c.dstDevice = dst_device;
+  c.extent = make_cudaExtent(size_t(cols) * sizeof(T), size_t(rows), 1);
+  APSP_CUDA_CHECK(cudaMemcpy3DPeerAsync(&c, stream));
+}
 
 // Peer access between every pair of `devices`, enabled once per pair; false where a pair cannot
 // have it (the split then runs on the first device alone).
@@ -1248,12 +1265,11 @@ bool enable_peer_access(const std::vector<int>& devices) {
 }
 
 // The split from this n (below it the solve's GPU alone). Two H200s, the solve alone against one
-// GPU (benchmarks/bench_split.py; results/split_h200x2_s55d_summary.md): int32 6144 1.36x, 8192
-// 1.68x, 10000 1.80x, 16384 1.90x, 24576 1.94x (91.8% of twice one GPU's ceiling); float32 the
-// same; with the buffers made safe to share (split_h200x2_s55g): 1.22x, 1.55x, 1.75x, 1.88x,
-// 1.90x. Where the gain falls off with n was not profiled (likely: each super-round's chain, its
-// pivot rows and then their send, hidden behind less phase-3 work, and the fixed costs of each
-// helper's streams and its window's copies in and out); n < 6144 was not measured split.
+// GPU (benchmarks/bench_split.py; results/split_h200x2_s56a_summary.md): int32 6144 1.38x, 8192
+// 1.68x, 10000 1.80x, 16384 1.90x, 24576 1.92x (91.1% of twice one GPU's ceiling); float32 the
+// same within 0.02. Where the gain falls off with n was not profiled (likely: each super-round's
+// chain, its pivot rows and then their send, hidden behind less phase-3 work, and the fixed costs
+// of each helper's streams and its window's copies in and out); n < 6144 was not measured split.
 constexpr int64_t kSplitMinN = 6144;
 
 // Whether APSP_CUDA_TILES forces a super-round plan (tests: the split at any n).
@@ -1270,10 +1286,10 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
   constexpr int64_t step = P::depth / K;
   static_assert(step > 1, "the split runs the super-round plans");
   const std::vector<int>& helpers = *job.split;
-  const int64_t n = job.n, ld = job.ld, nb = (n + K - 1) / K;
+  const int64_t n = job.n, nb = (n + K - 1) / K;
   const int64_t supers = (nb + step - 1) / step;
   const int count = int(std::min<int64_t>(int64_t(helpers.size()) + 1, supers));
-  const size_t row_bytes = size_t(ld) * sizeof(T);
+  const int64_t helper_ld = working_ld(n, int(sizeof(T)));
   auto kwidth = [&](int64_t r) { return int(std::min<int64_t>(K, n - r * K)); };
   auto blocks_in = [&](int64_t r0) { return int(std::min<int64_t>(step, nb - r0)); };
   auto kw_of = [&](int64_t r0) { return int(std::min<int64_t>(blocks_in(r0) * K, n - r0 * K)); };
@@ -1303,6 +1319,11 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     APSP_CUDA_CHECK(cudaEventRecord(ready->e, stream));
   }
   const T* d0 = static_cast<const T*>(job.d);
+  auto pool_buffer = [](size_t bytes, cudaStream_t s, const char* what) {
+    void* ptr = nullptr;
+    check_allocation(cudaMallocAsync(&ptr, bytes, s), bytes, what);
+    return std::make_unique<AsyncBuffer>(ptr, s);
+  };
   for (int i = 0; i < count; ++i) {
     SplitPart<P>& g = parts[size_t(i)];
     g.device = i == 0 ? device : helpers[size_t(i - 1)];
@@ -1323,28 +1344,28 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     } else {  // its own copy of the matrix, its window's rows from the solve's GPU
       g.own_main = std::make_unique<OwnStream>();
       g.main = g.own_main->s;
-      void* ptr = nullptr;
-      check_allocation(cudaMallocAsync(&ptr, size_t(n) * row_bytes, g.main), size_t(n) * row_bytes,
-                       "the copy of the matrix a split solve puts here");
-      g.matrix = std::make_unique<AsyncBuffer>(ptr, g.main);
-      g.job.d = ptr;
+      g.matrix = pool_buffer(size_t(n) * size_t(helper_ld) * sizeof(T), g.main,
+                             "the copy of the matrix a split solve puts here");
+      g.job.d = g.matrix->ptr;
+      g.job.ld = helper_ld;
       g.allocated = std::make_unique<OwnEvent>();
       record_event(g.allocated->e, g.main);
       wait_event(g.main, ready->e);
       const auto [a, b] = rows_of(g.w.w0, g.w.w1);
-      APSP_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<T*>(g.job.d) + a * ld, g.device, d0 + a * ld,
-                                          device, size_t(b - a) * row_bytes, g.main));
+      copy_rows_peer(static_cast<T*>(g.job.d), helper_ld, g.device, d0, job.ld, device, a, b - a,
+                     n, g.main);
       if (job.below_zero) {  // the min3 flag the rules set, read by every min-plus launch
-        g.flag = std::make_unique<DeviceBuffer>(sizeof(unsigned), "the split's min3 flag");
+        g.flag = pool_buffer(sizeof(unsigned), g.main, "the split's min3 flag");
         g.job.below_zero = static_cast<unsigned*>(g.flag->ptr);
         APSP_CUDA_CHECK(cudaMemcpyPeerAsync(g.job.below_zero, g.device, job.below_zero, device,
                                             sizeof(unsigned), g.main));
       }
     }
-    // The snapshot of a super-round's square of pivot blocks, as each block was after its step.
-    g.square = std::make_unique<DeviceBuffer>(size_t(P::depth) * P::depth * sizeof(T),
-                                              "the split's snapshot of pivot blocks");
-    g.aligned = rows_aligned<T>(g.job.d, ld);
+    // The snapshot of a super-round's square of pivot blocks, as each block was after its step
+    // (written and read on the aux stream only).
+    g.square = pool_buffer(size_t(P::depth) * P::depth * sizeof(T), g.aux,
+                           "the split's snapshot of pivot blocks");
+    g.aligned = rows_aligned<T>(g.job.d, g.job.ld);
     g.maps = gemm_maps<P>(g.job, g.aligned);
     record_event(g.main_done->e, g.main);  // fork: aux starts after the copy in
     wait_event(g.aux, g.main_done->e);
@@ -1380,7 +1401,7 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
   auto round_panels = [&](SplitPart<P>& g, int64_t r0) {
     DeviceGuard guard(g.device);
     T* d = static_cast<T*>(g.job.d);
-    const int64_t k0 = r0 * K;
+    const int64_t ld = g.job.ld, k0 = r0 * K;
     const int kw = kw_of(r0);
     SplitPart<P>& owner = owner_of(r0);
     const bool owns = &owner == &g;
@@ -1395,7 +1416,8 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
           gemm(g, g.aux, panels(nb, r, g.w), r * K, kwidth(r));
           if (owns)
             APSP_CUDA_CHECK(cudaMemcpy2DAsync(square + (r - r0) * K * P::depth,
-                                              P::depth * sizeof(T), d + r * K * ld + k0, row_bytes,
+                                              P::depth * sizeof(T), d + r * K * ld + k0,
+                                              size_t(ld) * sizeof(T),
                                               size_t(kw) * sizeof(T), size_t(kwidth(r)),
                                               cudaMemcpyDeviceToDevice, g.aux));
         },
@@ -1404,17 +1426,11 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     for (auto& other : parts) {
       if (&other == &g) continue;
       T* od = static_cast<T*>(other.job.d);
-      APSP_CUDA_CHECK(cudaMemcpyPeerAsync(od + k0 * ld, other.device, d + k0 * ld, g.device,
-                                          size_t(kw) * row_bytes, g.aux));
-      cudaMemcpy3DPeerParms sq{};  // the square over those rows' own columns
-      sq.srcPtr = make_cudaPitchedPtr(square, P::depth * sizeof(T), size_t(kw) * sizeof(T),
-                                      size_t(kw));
-      sq.srcDevice = g.device;
-      sq.dstPtr = make_cudaPitchedPtr(od + k0 * ld + k0, row_bytes, size_t(kw) * sizeof(T),
-                                      size_t(kw));
-      sq.dstDevice = other.device;
-      sq.extent = make_cudaExtent(size_t(kw) * sizeof(T), size_t(kw), 1);
-      APSP_CUDA_CHECK(cudaMemcpy3DPeerAsync(&sq, g.aux));
+      const int64_t old = other.job.ld;
+      copy_rows_peer(od, old, other.device, d, ld, g.device, k0, kw, n, g.aux);
+      // then the square over those rows' own columns
+      copy_rows_peer(od + k0 * old + k0, old, other.device, square, P::depth, g.device, 0, kw, kw,
+                     g.aux);
     }
     record_event(g.sent->e, g.aux);
   };
@@ -1467,8 +1483,10 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     }
     for (int64_t r = r0; r < r0 + blocks_in(r0); ++r) after_round(r);
   }
-  // The helpers' windows back into the solve's matrix; the host waits for that (a host input's
-  // solve is waited for anyway) before `parts` frees the buffers every copy used.
+  // The helpers' windows back into the solve's matrix, on the solve's stream. Every copy into or
+  // out of a helper's buffers is done by then (its main stream's last work waited for all of
+  // them), so each helper frees them on its main stream after the gather, the solve's GPU its
+  // square on its aux stream: the host does not wait (a device array's solve stays asynchronous).
   T* d = static_cast<T*>(job.d);
   for (size_t i = 1; i < parts.size(); ++i) {
     SplitPart<P>& g = parts[i];
@@ -1478,11 +1496,18 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
     }
     wait_event(stream, g.main_done->e);
     const auto [a, b] = rows_of(g.w.w0, g.w.w1);
-    APSP_CUDA_CHECK(cudaMemcpyPeerAsync(d + a * ld, device, static_cast<const T*>(g.job.d) + a * ld,
-                                        g.device, size_t(b - a) * row_bytes, stream));
+    copy_rows_peer(d, job.ld, device, static_cast<const T*>(g.job.d), g.job.ld, g.device, a, b - a,
+                   n, stream);
   }
-  APSP_CUDA_CHECK(cudaEventRecord(gathered->e, stream));
-  APSP_CUDA_CHECK(cudaEventSynchronize(gathered->e));
+  {
+    DeviceGuard guard(device);
+    record_event(gathered->e, stream);
+  }
+  for (auto& g : parts) {
+    DeviceGuard guard(g.device);
+    wait_event(g.main, gathered->e);
+    wait_event(g.aux, gathered->e);
+  }
 }
 
 // progress=True without draining the GPU's queue: after every `every`-th round (about 32 reports
@@ -2533,14 +2558,24 @@ void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix
 }  // namespace
 }  // namespace cuda_detail
 
-void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream) {
+void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device, void* stream,
+                const std::vector<int>& helper_devices) {
+  using namespace cuda_detail;
   check_views(dist, pred);
   if (dist.n == 0) return;
-  cuda_detail::DeviceGuard guard(device);
-  const Options opt =
-      cuda_detail::with_interrupt_polls(options, dist.n, options.check_negative_cycles);
-  const std::vector<int64_t> negative = cuda_detail::solve_device_matrix(
-      dist, pred, opt, device, static_cast<cudaStream_t>(stream));
+  DeviceGuard guard(device);
+  const Options opt = with_interrupt_polls(options, dist.n, options.check_negative_cycles);
+  std::vector<int> helpers;
+  if (!helper_devices.empty()) {  // each helper's copy has rows on 128-byte lines (enqueue_split)
+    const int es = dtype_size(dist.dtype);
+    std::ostringstream what;
+    what << "an n=" << dist.n << " " << dtype_name(dist.dtype) << " solve";
+    helpers = split_helpers(device, helper_devices, dist.n, pred.data != nullptr,
+                            uint64_t(dist.n) * uint64_t(working_ld(dist.n, es)) * uint64_t(es),
+                            what.str());
+  }
+  const std::vector<int64_t> negative = solve_device_matrix(
+      dist, pred, opt, device, static_cast<cudaStream_t>(stream), helpers);
   check_negative_cycles(negative, dist.n);
 }
 

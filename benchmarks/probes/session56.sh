@@ -1,11 +1,11 @@
-# Fifty-fifth session, on two lent H200s (nvidia-h200-x2), with apsp built on this session's own
+# Fifty-sixth session, on two lent H200s (nvidia-h200-x2), with apsp built on this session's own
 # machine (a cp312 wheel, APSP_CUDA_ARCHITECTURES=90-real APSP_NATIVE=OFF, nvcc 13.0) and carried
 # in .whl/ with the notebook runner's wheels, which the H200 image lacks (it replaces
-# session54.sh, in git history; see it for how the wheels and build/gpu-bench are made):
-#   session55.sh split TAG  the split's tests (test_gpu_engine.py -k split, and the device-list
-#                           errors), then benchmarks/bench_split.py (tag TAG)
-#   session55.sh tier       the whole GPU tier but the sanitizer test
-#   session55.sh sanitize   memcheck and racecheck over a small split solve
+# session55.sh; session54.sh, in git history, says how the wheels and build/gpu-bench are made):
+#   session56.sh split TAG  the split's tests (test_gpu_engine.py -k split: host and device
+#                           arrays, and the device-list errors), then benchmarks/bench_split.py
+#   session56.sh tier       the whole GPU tier but the sanitizer test
+#   session56.sh sanitize   memcheck and racecheck over small split solves, host and torch
 # Run with carry [".whl", "build/gpu-bench"].
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
@@ -33,9 +33,16 @@ elif [ "$1" = sanitize ]; then
     APSP_CUDA_TILES=k64d timeout 250 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
 import numpy as np, apsp
 rng = np.random.default_rng(0)
+import torch
 for dt in (np.int32, np.float32, np.float64):
     g = rng.integers(1, 60, size=(300, 300)).astype(dt)
     assert np.array_equal(apsp.solve(g, device=['cuda:0', 'cuda:1']), apsp.solve(g, device='cuda:0'))
+    buf = torch.full((300, 310), 7, dtype=getattr(torch, np.dtype(dt).name), device='cuda:1')
+    buf[:, 5:305] = torch.from_numpy(g)
+    apsp.solve(buf[:, 5:305], device=[1, 0], overwrite=True)
+    torch.cuda.synchronize(1)
+    assert np.array_equal(buf[:, 5:305].cpu().numpy(), apsp.solve(g, device='cuda:0'))
+    assert (buf[:, :5] == 7).all() and (buf[:, 305:] == 7).all()
 print('split under the sanitizer: equal')" > $OUT/split_$tool.txt 2>&1
     echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -3 $OUT/split_$tool.txt
   done
