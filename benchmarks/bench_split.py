@@ -154,30 +154,28 @@ def main() -> int:
                      if "tensor_split_s" in row else ""), flush=True)
             if not row["split_ran"]:  # below the split's threshold: both ran on one GPU
                 continue
-            results.append({
-                "impl": "apsp-gpu-split", "dtype": dtype, "n": n,
-                "seconds": split["solve_stage_s"], "updates_per_s": upd / split["solve_stage_s"],
-                "fraction_of_ceiling": row["fraction_of_ceiling"],
-                "note": (f"apsp.solve(numpy, device={gpus}), the solve alone (upload and download "
-                         f"left out), median of {args.reps}; the fraction is of {count}x one GPU's "
-                         f"{step} ceiling; {row['speedup_solve_stage']:.2f}x one GPU's solve in "
-                         f"this run ({one['solve_stage_s'] * 1e3:.1f} ms, "
-                         f"{row['one_gpu_fraction_of_ceiling']:.1%} of its ceiling); end to end "
-                         f"from NumPy {split['wall_s'] * 1e3:.1f} ms against "
-                         f"{row['one_gpu']['wall_s'] * 1e3:.1f} ms on one GPU; result equal to "
-                         f"one GPU's: {row['equal_to_one_gpu']}"),
-                "gpus": count})
+            def result(impl: str, seconds: float, note: str) -> dict:
+                return {"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
+                        "updates_per_s": upd / seconds,
+                        "fraction_of_ceiling": upd / seconds / (count * peak[step]),
+                        "note": f"{note}; the fraction is of {count}x one GPU's {step} ceiling",
+                        "gpus": count}
+
+            results.append(result(
+                "apsp-gpu-split", split["solve_stage_s"],
+                f"apsp.solve(numpy, device={gpus}), the solve alone (upload and download left "
+                f"out), median of {args.reps}; {row['speedup_solve_stage']:.2f}x one GPU's solve "
+                f"in this run ({one['solve_stage_s'] * 1e3:.1f} ms, "
+                f"{row['one_gpu_fraction_of_ceiling']:.1%} of its ceiling); end to end from NumPy "
+                f"{split['wall_s'] * 1e3:.1f} ms against {row['one_gpu']['wall_s'] * 1e3:.1f} ms "
+                f"on one GPU; result equal to one GPU's: {row['equal_to_one_gpu']}"))
             if "tensor_split_s" in row:
-                results.append({
-                    "impl": "apsp-gpu-split-tensor", "dtype": dtype, "n": n,
-                    "seconds": row["tensor_split_s"], "updates_per_s": upd / row["tensor_split_s"],
-                    "fraction_of_ceiling": row["tensor_fraction_of_ceiling"],
-                    "note": (f"apsp.solve(torch tensor on cuda:0, device={gpus}, overwrite=True, "
-                             f"check=False), CUDA events on the tensor's stream, median of "
-                             f"{args.reps}; the fraction is of {count}x one GPU's {step} ceiling; "
-                             f"{row['tensor_speedup']:.2f}x the same call on one GPU in this run "
-                             f"({row['tensor_one_gpu_s'] * 1e3:.1f} ms)"),
-                    "gpus": count})
+                results.append(result(
+                    "apsp-gpu-split-tensor", row["tensor_split_s"],
+                    f"apsp.solve(torch tensor on cuda:0, device={gpus}, overwrite=True, "
+                    f"check=False), CUDA events on the tensor's stream, median of {args.reps}; "
+                    f"{row['tensor_speedup']:.2f}x the same call on one GPU in this run "
+                    f"({row['tensor_one_gpu_s'] * 1e3:.1f} ms)"))
     facts = machine()
     facts["gpu"] = f"{count}x {facts['gpu']}"  # one solve on all of them
     doc = {"benchmark": "bench_split.py", "command": " ".join(["python", *sys.argv]),
