@@ -5,7 +5,7 @@ Usage: python benchmarks/probes/split_stages.py [n ...]"""
 import re
 import sys
 
-import numpy as np
+
 
 sys.path.insert(0, "benchmarks")
 import apsp  # noqa: E402
