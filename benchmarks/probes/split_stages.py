@@ -5,8 +5,6 @@ Usage: python benchmarks/probes/split_stages.py [n ...]"""
 import re
 import sys
 
-
-
 sys.path.insert(0, "benchmarks")
 import apsp  # noqa: E402
 from bench_split import graph  # noqa: E402
