@@ -74,12 +74,14 @@ def test_notebook_runs(path: Path) -> None:
 @pytest.mark.gpu
 def test_pytorch_notebook_uses_the_gpu() -> None:
     """Where a GPU is usable (and torch sees it), the PyTorch notebook must run on it, not fall
-    back to the CPU: its last line reports where its tensors lived."""
+    back to the CPU: its last line reports where its tensors lived. With two GPUs or more, its
+    split section ran and matched the one-GPU result."""
     torch = pytest.importorskip("torch", reason="the PyTorch notebook's GPU path needs torch")
     assert torch.cuda.is_available(), "apsp sees a GPU but torch.cuda.is_available() is False"
     (path,) = [p for p in NOTEBOOKS if "pytorch" in p.stem]
-    nb = execute(path, extra_code="print('RAN_ON', RAN_ON)")
-    assert "RAN_ON cuda" in text_of(nb.cells[-1])
+    nb = execute(path, extra_code="print('RAN_ON', RAN_ON, 'SPLIT_EQUAL', SPLIT_EQUAL)")
+    split = "True" if torch.cuda.device_count() >= 2 else "None"
+    assert f"RAN_ON cuda SPLIT_EQUAL {split}" in text_of(nb.cells[-1])
 
 
 def sample_results(folder: Path) -> None:
