@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -2425,9 +2426,10 @@ def test_split_of_a_torch_tensor_follows_the_callers_stream(capfd, torch, rng):
         side = torch.cuda.Stream(device="cuda:1")
         with torch.cuda.device(1), torch.cuda.stream(side):
             t = torch.empty_like(src)
-            torch.cuda._sleep(20_000_000)  # the write below lands well after the call returns
+            torch.cuda._sleep(200_000_000)  # the write below lands well after the call returns
             t.copy_(src)
             got, lines = split_lines(capfd, lambda: apsp.solve(t, device=[1, 0], check=False))
+            assert not side.query()  # the call did not wait for the GPUs
             got_host = got.cpu()  # on the side stream: after the solve
         side.synchronize()
     assert len(lines) == 1 and re.search(r"rows 0\.\.\d+ on cuda:1,", lines[0]), lines
@@ -2477,7 +2479,7 @@ def test_split_of_a_device_array_names_its_gpu_first(torch, rng):
     assert torch.equal(t, before)
 
 
-def test_split_of_a_device_array_gives_the_helpers_memory_back(torch, rng):
+def test_split_of_a_device_array_gives_the_helpers_memory_back(capfd, torch, rng):
     """Unchecked solves return at once; the helper's buffers go back on its own streams once the
     result is gathered, with no host wait."""
     need_two_gpus()
@@ -2490,12 +2492,68 @@ def test_split_of_a_device_array_gives_the_helpers_memory_back(torch, rng):
         torch.cuda.synchronize(0)
         torch.cuda.synchronize(1)
         free_before = torch.cuda.mem_get_info(1)[0]
-        results = [apsp.solve(t, device=TWO, check=False) for _ in range(3)]
+        results, lines = split_lines(
+            capfd, lambda: [apsp.solve(t, device=TWO, check=False) for _ in range(3)])
         torch.cuda.synchronize(0)
         torch.cuda.synchronize(1)
+    assert len(lines) == 3, lines
     assert torch.cuda.mem_get_info(1)[0] >= free_before - (4 << 20)
     for r in results:
         np.testing.assert_array_equal(r.cpu().numpy(), want)
+
+
+def test_split_of_a_device_array_stops_on_a_raising_callback(torch, rng):
+    """A progress callback that raises mid-split: every GPU's work has ended when the error
+    arrives (the tensor no longer changes), and the next split is right. progress=True on a
+    device-array split reports and solves right."""
+    need_two_gpus()
+    g = random_graph(2500, np.int32, rng)
+    want = apsp.solve(g, device="cuda:0")
+    t = torch.from_numpy(g).cuda(0)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_round_8(done: int, total: int) -> None:
+        if done >= 8:
+            raise Stop()
+
+    with env_set(APSP_CUDA_TILES="k64d"):
+        with pytest.raises(Stop):
+            _core.solve_array(torch.utils.dlpack.to_dlpack(t), None,
+                              torch.cuda.current_stream(0).cuda_stream, True, False, True, True,
+                              stop_at_round_8, [1])
+        first = t.cpu()
+        time.sleep(0.2)
+        assert torch.equal(t.cpu(), first)
+        got = apsp.solve(torch.from_numpy(g).cuda(0), device=TWO, progress=True)
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+def test_split_of_a_stream_in_capture_runs_on_one_gpu(capfd, torch, rng):
+    """Inside torch.cuda.graph the solve is captured on the tensor's GPU alone (the helpers'
+    streams would not join the capture); the replay gives the one-GPU result."""
+    need_two_gpus()
+    n = 6144
+    g = random_graph(n, np.int32, rng)
+    want = apsp.solve(g, device="cuda:0")
+    src = torch.from_numpy(g).cuda(0)
+    static = src.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.device(0):
+        _, lines = trace_lines(capfd, lambda: _capture(torch, graph, static), "apsp cuda: ")
+        assert any("being captured into a CUDA graph: solved on cuda:0 alone" in ln
+                   for ln in lines), lines
+        assert not any(ln.startswith("apsp cuda: rounds split") for ln in lines), lines
+        static.copy_(src)
+        graph.replay()
+        torch.cuda.synchronize(0)
+    np.testing.assert_array_equal(static.cpu().numpy(), want)
+
+
+def _capture(torch, graph, static) -> None:
+    with torch.cuda.graph(graph):
+        apsp.solve(static, device=TWO, overwrite=True, check=False)
 
 
 def test_cli_splits_over_gpus_written_with_commas(tmp_path, rng):

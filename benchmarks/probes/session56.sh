@@ -6,6 +6,8 @@
 #                           arrays, and the device-list errors), then benchmarks/bench_split.py
 #   session56.sh tier       the whole GPU tier but the sanitizer test
 #   session56.sh sanitize   memcheck and racecheck over small split solves, host and torch
+#   session56.sh review     the review's fixes: the split tests, then split_memory_limit.py
+#                           alone, then the whole tier
 #   session56.sh stages     split_stages.py (where a split's time goes end to end), and
 #                           bench_split.py at n = 10000 (tag s56e)
 # Run with carry [".whl", "build/gpu-bench"].
@@ -27,6 +29,11 @@ if [ "$1" = split ]; then
   left=$(( 580 - ($(date +%s) - t0) ))
   timeout $left python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag $2 > $OUT/bench_split_log.txt 2>&1
   echo "bench rc $? $(( $(date +%s) - t0 )) s"; cat $OUT/bench_split_log.txt | cut -c1-400; exit 0
+elif [ "$1" = review ]; then
+  split_tests 150
+  timeout 60 python benchmarks/probes/split_memory_limit.py 16384 2>&1 | tee $OUT/split_memory_limit.txt
+  APSP_REQUIRE_GPU=1 timeout -k 5 $(( 575 - ($(date +%s) - t0) )) python -m pytest -m gpu tests --ignore=tests/test_sanitizer.py -q -p no:cacheprovider -p no:benchmark -rfEsx -n 16 > $OUT/tests.txt 2>&1
+  echo "tier rc $? $(( $(date +%s) - t0 )) s"; grep "^E " $OUT/tests.txt | head; tail -6 $OUT/tests.txt; exit 0
 elif [ "$1" = stages ]; then
   timeout 300 python benchmarks/probes/split_stages.py 10000 24576 2>&1 | tee $OUT/split_stages.txt
   timeout 200 python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag s56e --sizes 10000 --reps 2 > $OUT/bench_split_log.txt 2>&1

@@ -80,7 +80,8 @@ def solve(
         negative weights are allowed. NumPy arrays, scipy.sparse matrices (stored entries are
         edges, explicit zeros too, duplicates take the minimum) and device arrays (PyTorch, CuPy,
         DLPack / ``__cuda_array_interface__`` producers) are accepted; device arrays are solved
-        on their own device, on the caller's current stream, and never leave it. Torch tensors
+        on their own device, on the caller's current stream, and never go to the host (with a
+        list of devices, copies go to the other GPUs of the list). Torch tensors
         that require grad are treated as data (the solve is not recorded by autograd). Computed
         natively: float32, float64, int32, int64. On the host, bool, int8, int16, uint8 and
         uint16 are widened to int32, uint32 to int64 and float16 to float32 (so a bool matrix has

@@ -1210,6 +1210,7 @@ struct SplitPart {
   SplitPart(const SplitPart&) = delete;
   SplitPart& operator=(const SplitPart&) = delete;
   ~SplitPart() {
+    if (!square && !flag && !matrix) return;  // never set up (an exception before its turn)
     int prev = -1;
     if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) prev = -1;
     square.reset();
@@ -1320,9 +1321,9 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
   }
   const T* d0 = static_cast<const T*>(job.d);
   auto pool_buffer = [](size_t bytes, cudaStream_t s, const char* what) {
-    void* ptr = nullptr;
-    check_allocation(cudaMallocAsync(&ptr, bytes, s), bytes, what);
-    return std::make_unique<AsyncBuffer>(ptr, s);
+    auto buffer = std::make_unique<AsyncBuffer>(nullptr, s);
+    check_allocation(cudaMallocAsync(&buffer->ptr, bytes, s), bytes, what);
+    return buffer;
   };
   for (int i = 0; i < count; ++i) {
     SplitPart<P>& g = parts[size_t(i)];
@@ -1485,8 +1486,9 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
   }
   // The helpers' windows back into the solve's matrix, on the solve's stream. Every copy into or
   // out of a helper's buffers is done by then (its main stream's last work waited for all of
-  // them), so each helper frees them on its main stream after the gather, the solve's GPU its
-  // square on its aux stream: the host does not wait (a device array's solve stays asynchronous).
+  // them), so each helper frees its matrix and flag on its main stream after the gather, and every
+  // GPU its square on its aux stream: the host does not wait (a device array's solve stays
+  // asynchronous).
   T* d = static_cast<T*>(job.d);
   for (size_t i = 1; i < parts.size(); ++i) {
     SplitPart<P>& g = parts[i];
@@ -1494,6 +1496,7 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
       DeviceGuard guard(g.device);
       record_event(g.main_done->e, g.main);
     }
+    DeviceGuard guard(device);  // `stream` may be the legacy default stream: the solve's GPU's
     wait_event(stream, g.main_done->e);
     const auto [a, b] = rows_of(g.w.w0, g.w.w1);
     copy_rows_peer(d, job.ld, device, static_cast<const T*>(g.job.d), g.job.ld, g.device, a, b - a,
@@ -2328,12 +2331,36 @@ void require_device_memory(uint64_t needed, const std::string& what) {
   if (needed > free_b) throw_out_of_memory(needed, what);
 }
 
-// The helper GPUs of a host solve (Job::split), checked: distinct devices other than `device`,
+// Room on the current device for a helper's buffers (split_helpers). The stream-ordered pool's
+// reserved bytes that no allocation uses count as free (cudaMallocAsync takes them first). On a
+// shortfall, the work still pending there is waited for and the pool trimmed before the check is
+// made again: an unchecked split of a device array returns before its helpers' buffers go back
+// (enqueue_split), so a next split at once would otherwise find them taken.
+void require_helper_memory(int device, uint64_t needed, const std::string& what) {
+  cudaMemPool_t pool = nullptr;
+  APSP_CUDA_CHECK(cudaDeviceGetMemPool(&pool, device));
+  auto available = [&] {
+    size_t free_b = 0, total_b = 0;
+    uint64_t reserved = 0, used = 0;
+    APSP_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    APSP_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    APSP_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    return uint64_t(free_b) + (reserved > used ? reserved - used : 0);
+  };
+  if (needed <= available()) return;
+  APSP_CUDA_CHECK(cudaDeviceSynchronize());
+  APSP_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  if (needed > available()) throw_out_of_memory(needed, what);
+}
+
+// The helper GPUs of a solve (Job::split), checked: distinct devices other than `device`,
 // each with room for its copy of the matrix (`matrix_bytes`; MemoryError naming it otherwise),
 // and peer access between every pair (where a pair cannot have it, the solve runs on `device`
-// alone: none returned).
+// alone: none returned). `why_alone`, when given, also makes it run there alone, once the list
+// is checked (a device array's stream in capture: solve_cuda).
 std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int64_t n, bool pred,
-                               uint64_t matrix_bytes, const std::string& what) {
+                               uint64_t matrix_bytes, const std::string& what,
+                               const char* why_alone = nullptr) {
   std::vector<int> all{device};
   int count = 0;
   APSP_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -2350,6 +2377,13 @@ std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int6
   // Solves that cannot split use none (no context, no memory check on the helpers, and an int32
   // input still solved while it arrives): predecessors, and n below the split's.
   if (helpers.empty() || pred || (n < kSplitMinN && !forced_super_rounds())) return {};
+  const char* alone = why_alone;
+  auto trace_alone = [&] {
+    if (std::getenv("APSP_CUDA_TRACE"))
+      std::fprintf(stderr, "apsp cuda: %s: solved on cuda:%d alone\n", alone, device);
+    return std::vector<int>{};
+  };
+  if (alone) return trace_alone();
   // The plan is chosen on `device`: GPUs of another kind (compute capability, shared memory a
   // block) might not run it.
   auto kind = [](int d) {
@@ -2359,18 +2393,14 @@ std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int6
     APSP_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
     return std::make_tuple(major, minor, smem);
   };
-  const char* alone = nullptr;
   for (int h : helpers) {
     DeviceGuard guard(h);  // an invalid ordinal raises here, naming the visible ones
     if (kind(h) != kind(device)) alone = "GPUs of different kinds";
-    require_device_memory(matrix_bytes + (uint64_t(8) << 20),
+    require_helper_memory(h, matrix_bytes + (uint64_t(8) << 20),
                           what + "'s copy of the matrix on cuda:" + std::to_string(h));
   }
   if (!alone && !enable_peer_access(all)) alone = "no peer access between the GPUs";
-  if (!alone) return helpers;
-  if (std::getenv("APSP_CUDA_TRACE"))
-    std::fprintf(stderr, "apsp cuda: %s: solved on cuda:%d alone\n", alone, device);
-  return {};
+  return alone ? trace_alone() : helpers;
 }
 
 // ---- a host input solved while it arrives -------------------------------------------------------
@@ -2570,9 +2600,16 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
     const int es = dtype_size(dist.dtype);
     std::ostringstream what;
     what << "an n=" << dist.n << " " << dtype_name(dist.dtype) << " solve";
+    // A stream in capture (torch.cuda.graph) solves on its own GPU: the helpers' streams, their
+    // pool buffers and their frees after the gather would not join the caller's capture.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    APSP_CUDA_CHECK(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture));
     helpers = split_helpers(device, helper_devices, dist.n, pred.data != nullptr,
                             uint64_t(dist.n) * uint64_t(working_ld(dist.n, es)) * uint64_t(es),
-                            what.str());
+                            what.str(),
+                            capture == cudaStreamCaptureStatusNone
+                                ? nullptr
+                                : "the caller's stream is being captured into a CUDA graph");
   }
   const std::vector<int64_t> negative = solve_device_matrix(
       dist, pred, opt, device, static_cast<cudaStream_t>(stream), helpers);
