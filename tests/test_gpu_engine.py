@@ -2171,6 +2171,15 @@ TWO = ["cuda:0", "cuda:1"]
 SPLIT_MIN_N = 6144  # engine.cu: kSplitMinN
 
 
+class StopSolve(Exception):
+    """Raised by stop_at_round_8: a progress callback that stops a solve between rounds."""
+
+
+def stop_at_round_8(done: int, total: int) -> None:
+    if done >= 8:
+        raise StopSolve()
+
+
 def split_lines(capfd, solve):
     """Run `solve` with APSP_CUDA_TRACE=1: (its result, the engine's split lines)."""
     return trace_lines(capfd, solve, "apsp cuda: rounds split")
@@ -2359,15 +2368,8 @@ def test_split_callback_error_leaves_both_gpus_usable(torch, rng):
     torch.cuda.init()
     free_before = torch.cuda.mem_get_info(1)[0]
 
-    class Stop(Exception):
-        pass
-
-    def stop_at_round_8(done: int, total: int) -> None:
-        if done >= 8:
-            raise Stop()
-
     with env_set(APSP_CUDA_TILES="k64d"):
-        with pytest.raises(Stop):
+        with pytest.raises(StopSolve):
             _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, stop_at_round_8,
                              None, [1])
         assert torch.cuda.mem_get_info(1)[0] >= free_before - (4 << 20)
@@ -2511,15 +2513,8 @@ def test_split_of_a_device_array_stops_on_a_raising_callback(torch, rng):
     want = apsp.solve(g, device="cuda:0")
     t = torch.from_numpy(g).cuda(0)
 
-    class Stop(Exception):
-        pass
-
-    def stop_at_round_8(done: int, total: int) -> None:
-        if done >= 8:
-            raise Stop()
-
     with env_set(APSP_CUDA_TILES="k64d"):
-        with pytest.raises(Stop):
+        with pytest.raises(StopSolve):
             _core.solve_array(torch.utils.dlpack.to_dlpack(t), None,
                               torch.cuda.current_stream(0).cuda_stream, True, False, True, True,
                               stop_at_round_8, [1])
