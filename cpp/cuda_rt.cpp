@@ -52,6 +52,15 @@ int current_device() {
   return device;
 }
 
+uint64_t pool_bytes_in_use(int device) {
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetMemPool(&pool, device), "cudaDeviceGetMemPool");
+  uint64_t used = 0;
+  check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used),
+        "cudaMemPoolGetAttribute");
+  return used;
+}
+
 int pointer_device(const void* ptr, const char* what) {
   cudaPointerAttributes attr{};
   check(cudaPointerGetAttributes(&attr, ptr), "cudaPointerGetAttributes");
@@ -177,6 +186,7 @@ DeviceGuard::DeviceGuard(int) { absent(); }
 DeviceGuard::~DeviceGuard() = default;
 int current_device() { absent(); }
 int pointer_device(const void*, const char*) { absent(); }
+uint64_t pool_bytes_in_use(int) { absent(); }
 void* alloc_result(std::size_t, int) { absent(); }
 void free_result(void*, int) noexcept {}
 void copy_rows_async(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t,

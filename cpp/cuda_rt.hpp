@@ -42,6 +42,9 @@ void copy_rows_async(void* dst, std::size_t dst_pitch, const void* src, std::siz
                      std::size_t row_bytes, std::size_t rows, StreamInt stream);
 // Makes `consumer` wait for the work enqueued so far on `producer` (no host wait).
 void order_streams(StreamInt producer, StreamInt consumer, int device);
+// Bytes of `device`'s stream-ordered pool (the engine's scratch and split buffers) that this
+// process's allocations use now: a count other processes on the GPU do not change (tests).
+uint64_t pool_bytes_in_use(int device);
 
 // The moment a result's contents are produced: an event recorded on the producing stream, so that
 // the result's exports wait for the event and never name that stream, which its owner may destroy

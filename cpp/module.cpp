@@ -370,6 +370,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("helpers") = std::vector<int>{},
         "Solve in place on a DLPack capsule (consumed), DeviceArray or DeviceBuffer, enqueued on\n"
         "`stream` of its device. `helpers`: more CUDA devices that share the rounds.");
+  m.def("pool_bytes_in_use", &apsp_py::cuda::pool_bytes_in_use, py::arg("device"),
+        "Bytes of the device's stream-ordered pool this process's allocations use now (tests: the\n"
+        "engine's scratch and split buffers go back).");
   m.def("repair_predecessor_loops", &repair_host, py::arg("dist"), py::arg("pred"),
         "Mend looping predecessor chains of a float host result in place (tests).");
   m.def("repair_predecessor_loops_device", &repair_device, py::arg("dist"), py::arg("pred"),
