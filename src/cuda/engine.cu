@@ -421,10 +421,10 @@ int64_t working_ld(int64_t n, int elem_size) {
   return (n + v - 1) / v * v;
 }
 
-struct DeviceBuffer {  // the working matrix of a host solve (and its predecessors)
+struct DeviceBuffer {  // the working matrix of a host solve
   void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes, const char* what = "the working matrix") {
-    check_allocation(cudaMalloc(&ptr, bytes), bytes, what);
+  explicit DeviceBuffer(size_t bytes) {
+    check_allocation(cudaMalloc(&ptr, bytes), bytes, "the working matrix");
   }
   ~DeviceBuffer() {
     if (ptr) (void)cudaFree(ptr);
