@@ -19,7 +19,8 @@ weights (the min3 step: its ceiling is float32-min3's), 70% of pairs without an 
 integer weights would take the narrow plan, which runs on one GPU).
 
 Usage: python benchmarks/bench_split.py --bin BUILD_DIR --out DIR [--tag h200x2] [--reps 3]
-  [--sizes 4096,6144,...] (BUILD_DIR holds the compiled `ceiling`). Writes split_<tag>.json and
+  [--sizes 4096,6144,...] [--gpus N] (BUILD_DIR holds the compiled `ceiling`; N: split over
+  cuda:0..cuda:N-1, every GPU by default). Writes split_<tag>.json and
   split_<tag>_summary.md into --out."""
 from __future__ import annotations
 
@@ -100,11 +101,15 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="4096,6144,8192,10000,16384,24576")
     ap.add_argument("--dtypes", default="int32,float32")
+    ap.add_argument("--gpus", type=int, default=0,
+                    help="split over cuda:0..cuda:GPUS-1 (default: every GPU of the machine)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    count = len(apsp.info()["devices"])
-    if count < 2:
-        print(f"needs 2 GPUs, this machine has {count}", file=sys.stderr)
+    have = len(apsp.info()["devices"])
+    count = args.gpus or have
+    if not 2 <= count <= have:
+        print(f"needs 2 GPUs or more, and at most the {have} this machine has: --gpus {count}",
+              file=sys.stderr)
         return 2
     gpus = [f"cuda:{i}" for i in range(count)]
     ceil = json.loads(subprocess.run([os.path.join(args.bin, "ceiling")], capture_output=True,
@@ -177,7 +182,7 @@ def main() -> int:
                     f"{row['tensor_speedup']:.2f}x the same call on one GPU in this run "
                     f"({row['tensor_one_gpu_s'] * 1e3:.1f} ms)"))
     facts = machine()
-    facts["gpu"] = f"{count}x {facts['gpu']}"  # one solve on all of them
+    facts["gpu"] = f"{count}x {facts['gpu']}"  # the GPUs of one solve
     doc = {"benchmark": "bench_split.py", "command": " ".join(["python", *sys.argv]),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": facts, "source": source_digest(), "ceilings_of_one_gpu": ceil["ceilings"],

@@ -1239,16 +1239,41 @@ void copy_rows_peer(T* dst, int64_t dst_ld, int dst_device, const T* src, int64_
   APSP_CUDA_CHECK(cudaMemcpy3DPeerAsync(&c, stream));
 }
 
-// Peer access between every pair of `devices`, enabled once per pair; false where a pair cannot
-// have it (the split then runs on the first device alone).
+// Device b reads and writes the allocations of device a's stream-ordered pool (the split's
+// buffers: SplitPart). Peer access (cudaDeviceEnablePeerAccess) does not reach a pool's memory:
+// without this, a copy between two pool buffers on different GPUs (one helper's pivot rows into
+// another's matrix, the owner's snapshot of the square) went through the host, DtoH then HtoD
+// at a tenth of NVLink's rate (GPU_NOTES.md, fifty-seventh session). Asked on every split, as
+// a device's pool can be replaced (cudaDeviceSetMemPool).
+void grant_pool_access(int a, int b) {
+  cudaMemPool_t pool = nullptr;
+  APSP_CUDA_CHECK(cudaDeviceGetMemPool(&pool, a));
+  cudaMemLocation where{};
+  where.type = cudaMemLocationTypeDevice;
+  where.id = b;
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  APSP_CUDA_CHECK(cudaMemPoolGetAccess(&flags, pool, &where));
+  if (flags == cudaMemAccessFlagsProtReadWrite) return;
+  cudaMemAccessDesc access{};
+  access.location = where;
+  access.flags = cudaMemAccessFlagsProtReadWrite;
+  APSP_CUDA_CHECK(cudaMemPoolSetAccess(pool, &access, 1));
+}
+
+// Peer access between every pair of `devices`, enabled once per pair, and to each other's
+// stream-ordered pools; false where a pair cannot have it (the split then runs on the first
+// device alone).
 bool enable_peer_access(const std::vector<int>& devices) {
   static std::mutex m;
   static std::vector<std::pair<int, int>> enabled;
   std::lock_guard<std::mutex> lock(m);
   for (int a : devices)
     for (int b : devices) {
-      if (a == b || std::find(enabled.begin(), enabled.end(), std::make_pair(a, b)) != enabled.end())
+      if (a == b) continue;
+      if (std::find(enabled.begin(), enabled.end(), std::make_pair(a, b)) != enabled.end()) {
+        grant_pool_access(a, b);
         continue;
+      }
       int can = 0;
       APSP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
       if (!can) return false;
@@ -1261,6 +1286,7 @@ bool enable_peer_access(const std::vector<int>& devices) {
         APSP_CUDA_CHECK(err);
       }
       enabled.emplace_back(a, b);
+      grant_pool_access(a, b);
     }
   return true;
 }
