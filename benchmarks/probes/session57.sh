@@ -9,6 +9,9 @@
 #   session57.sh bench TAG GPUS DTYPES SIZES  bench_split.py alone
 #   session57.sh verify TAG   the split tests, a timeline over every GPU at n = 16384, the
 #                           benchmark over every GPU, then (time left) over 2, int32, tag TAG_2
+#   session57.sh compare TAG  the split tests, a timeline over every GPU at n = 16384, then the
+#                           benchmark of the wheel in .whl/pool/ (int32) and of .whl/ (both
+#                           dtypes), over every GPU: two builds of the split in one run
 #   session57.sh timeline GPUS N...  split_timeline.py: a CUPTI timeline of one split over GPUS
 #                           GPUs (torch.profiler), summarised, the trace kept under $OUT
 #   session57.sh scaling N...  split_scaling.py: a tensor split over 1, 2, ... GPUs, device time
@@ -47,6 +50,17 @@ elif [ "$1" = verify ]; then
     timeout $(( 580 - ($(date +%s) - t0) )) python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag ${2}_2 --gpus 2 --dtypes int32 --sizes 10000,16384,24576 > $OUT/bench_split_2_log.txt 2>&1
     echo "bench 2 rc $? $(( $(date +%s) - t0 )) s"; cut -c1-330 $OUT/bench_split_2_log.txt
   fi
+  exit 0
+elif [ "$1" = compare ]; then
+  split_tests 150
+  gpus=$(nvidia-smi -L | wc -l)
+  timeout 100 python benchmarks/probes/split_timeline.py $OUT $gpus 16384 > $OUT/split_timeline.txt 2>&1
+  echo "timeline rc $? $(( $(date +%s) - t0 )) s"; head -40 $OUT/split_timeline.txt | cut -c1-150
+  python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/apsp-pool .whl/pool/*.whl > /dev/null 2>&1
+  PYTHONPATH=/tmp/apsp-pool timeout 200 python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag ${2}_pool --dtypes int32 --sizes 8192,10000,16384,24576 > $OUT/bench_split_pool_log.txt 2>&1
+  echo "bench pool rc $? $(( $(date +%s) - t0 )) s"; cut -c1-330 $OUT/bench_split_pool_log.txt
+  timeout $(( 585 - ($(date +%s) - t0) )) python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag $2 > $OUT/bench_split_log.txt 2>&1
+  echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-330 $OUT/bench_split_log.txt
   exit 0
 elif [ "$1" = timeline ]; then
   shift; timeout 300 python benchmarks/probes/split_timeline.py $OUT "$@" 2>&1 | tee $OUT/split_timeline.txt | head -120; exit 0
