@@ -2360,6 +2360,14 @@ def test_split_progress_reports_every_round(rng):
     assert [d for d, _ in seen] == sorted(set(d for d, _ in seen))
 
 
+def pool_use_of_two_gpus(torch) -> list[int]:
+    """This process's bytes in use in the stream-ordered pools of cuda:0 and cuda:1 once both
+    GPUs are idle (tests running beside it on the GPUs do not change it, unlike free memory)."""
+    torch.cuda.synchronize(0)
+    torch.cuda.synchronize(1)
+    return [_core.pool_bytes_in_use(d) for d in (0, 1)]
+
+
 def test_split_callback_error_leaves_both_gpus_usable(torch, rng):
     """A progress callback that raises between rounds stops the split solve; both GPUs' work has
     ended, the helper's memory is back, and the next split solve is right."""
@@ -2368,14 +2376,11 @@ def test_split_callback_error_leaves_both_gpus_usable(torch, rng):
     torch.cuda.init()
     with env_set(APSP_CUDA_TILES="k64d"):
         want = apsp.solve(g, device=TWO)  # anything made once per process
-        used_before = [_core.pool_bytes_in_use(d) for d in (0, 1)]
+        used_before = pool_use_of_two_gpus(torch)
         with pytest.raises(StopSolve):
             _core.solve_host(g.copy(), None, "cuda", 0, True, False, True, True, stop_at_round_8,
                              None, [1])
-        torch.cuda.synchronize(0)
-        torch.cuda.synchronize(1)
-        # This process's pool use, which tests running beside it on the GPUs do not change.
-        assert [_core.pool_bytes_in_use(d) for d in (0, 1)] == used_before
+        assert pool_use_of_two_gpus(torch) == used_before
         np.testing.assert_array_equal(apsp.solve(g, device=TWO), want)
         np.testing.assert_array_equal(want, apsp.solve(g, device="cuda:0"))
 
@@ -2495,16 +2500,12 @@ def test_split_of_a_device_array_gives_the_helpers_memory_back(capfd, torch, rng
     want = apsp.solve(g, device="cuda:0")
     with env_set(APSP_CUDA_TILES="k64d"):
         apsp.solve(t.clone(), device=TWO, check=False)  # anything made once per process
-        torch.cuda.synchronize(0)
-        torch.cuda.synchronize(1)
-        used_before = [_core.pool_bytes_in_use(d) for d in (0, 1)]
+        used_before = pool_use_of_two_gpus(torch)
         results, lines = split_lines(
             capfd, lambda: [apsp.solve(t, device=TWO, check=False) for _ in range(3)])
-        torch.cuda.synchronize(0)
-        torch.cuda.synchronize(1)
+        used_after = pool_use_of_two_gpus(torch)
     assert len(lines) == 3, lines
-    # This process's pool use, which tests running beside it on the GPUs do not change.
-    assert [_core.pool_bytes_in_use(d) for d in (0, 1)] == used_before
+    assert used_after == used_before
     for r in results:
         np.testing.assert_array_equal(r.cpu().numpy(), want)
 

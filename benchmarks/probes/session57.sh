@@ -7,8 +7,6 @@
 #                           device arrays over every GPU, and the device-list errors), then
 #                           benchmarks/bench_split.py over GPUS GPUs (default every one)
 #   session57.sh bench TAG GPUS DTYPES SIZES  bench_split.py alone
-#   session57.sh verify TAG   the split tests, a timeline over every GPU at n = 16384, the
-#                           benchmark over every GPU, then (time left) over 2, int32, tag TAG_2
 #   session57.sh compare TAG  the split tests, a timeline over every GPU at n = 16384, then the
 #                           benchmark of the wheel in .whl/pool/ (int32) and of .whl/ (both
 #                           dtypes), over every GPU: two builds of the split in one run
@@ -40,17 +38,6 @@ if [ "$1" = split ]; then
   left=$(( 580 - ($(date +%s) - t0) ))
   timeout $left python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag $2 --gpus ${3:-0} > $OUT/bench_split_log.txt 2>&1
   echo "bench rc $? $(( $(date +%s) - t0 )) s"; cat $OUT/bench_split_log.txt | cut -c1-400; exit 0
-elif [ "$1" = verify ]; then
-  split_tests 150
-  timeout 100 python benchmarks/probes/split_timeline.py $OUT $(nvidia-smi -L | wc -l) 16384 > $OUT/split_timeline.txt 2>&1
-  echo "timeline rc $? $(( $(date +%s) - t0 )) s"; head -40 $OUT/split_timeline.txt | cut -c1-150
-  timeout $(( 560 - ($(date +%s) - t0) )) python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag $2 > $OUT/bench_split_log.txt 2>&1
-  echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-330 $OUT/bench_split_log.txt
-  if [ $(nvidia-smi -L | wc -l) -gt 2 ] && [ $(( $(date +%s) - t0 )) -lt 450 ]; then
-    timeout $(( 580 - ($(date +%s) - t0) )) python benchmarks/bench_split.py --bin build/gpu-bench --out $OUT --tag ${2}_2 --gpus 2 --dtypes int32 --sizes 10000,16384,24576 > $OUT/bench_split_2_log.txt 2>&1
-    echo "bench 2 rc $? $(( $(date +%s) - t0 )) s"; cut -c1-330 $OUT/bench_split_2_log.txt
-  fi
-  exit 0
 elif [ "$1" = compare ]; then
   split_tests 150
   gpus=$(nvidia-smi -L | wc -l)

@@ -1243,10 +1243,10 @@ void copy_rows_peer(T* dst, int64_t dst_ld, int dst_device, const T* src, int64_
 // buffers: SplitPart). Peer access (cudaDeviceEnablePeerAccess) does not reach a pool's memory:
 // without this, a copy between two pool buffers on different GPUs (the owner's snapshot of the
 // square into a helper; over 3 GPUs or more, one helper's pivot rows into another's matrix)
-// went through the host, DtoH then HtoD, at about
-// 20 GB/s where NVLink gives 380 (GPU_NOTES.md, fifty-seventh session). Asked on every split,
-// as a device's pool can be replaced (cudaDeviceSetMemPool). Where the driver refuses, the
-// copies still work, through the host: the split goes on.
+// went through the host, DtoH then HtoD, at about 20 GB/s where NVLink gives 380 (GPU_NOTES.md,
+// fifty-seventh session). Asked on every split, as a device's pool can be replaced
+// (cudaDeviceSetMemPool). Where the driver refuses, the copies still work, through the host:
+// the split goes on.
 void grant_pool_access(int a, int b) {
   cudaMemPool_t pool = nullptr;
   cudaMemLocation where{};
@@ -1277,22 +1277,20 @@ bool enable_peer_access(const std::vector<int>& devices) {
   for (int a : devices)
     for (int b : devices) {
       if (a == b) continue;
-      if (std::find(enabled.begin(), enabled.end(), std::make_pair(a, b)) != enabled.end()) {
-        grant_pool_access(a, b);
-        continue;
+      if (std::find(enabled.begin(), enabled.end(), std::make_pair(a, b)) == enabled.end()) {
+        int can = 0;
+        APSP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+        if (!can) return false;
+        DeviceGuard guard(a);
+        const cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
+        if (err == cudaErrorPeerAccessAlreadyEnabled || err == cudaErrorTooManyPeers) {
+          (void)cudaGetLastError();
+          if (err == cudaErrorTooManyPeers) return false;
+        } else {
+          APSP_CUDA_CHECK(err);
+        }
+        enabled.emplace_back(a, b);
       }
-      int can = 0;
-      APSP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
-      if (!can) return false;
-      DeviceGuard guard(a);
-      const cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
-      if (err == cudaErrorPeerAccessAlreadyEnabled || err == cudaErrorTooManyPeers) {
-        (void)cudaGetLastError();
-        if (err == cudaErrorTooManyPeers) return false;
-      } else {
-        APSP_CUDA_CHECK(err);
-      }
-      enabled.emplace_back(a, b);
       grant_pool_access(a, b);
     }
   return true;
