@@ -2169,6 +2169,7 @@ def test_device_mend_stops_when_its_searches_run_out(torch, dtype) -> None:
 # without, from the split's threshold (SPLIT_MIN_N).
 TWO = ["cuda:0", "cuda:1"]
 SPLIT_MIN_N = 6144  # engine.cu: kSplitMinN
+SPLIT_MIN_ROWS = SPLIT_MIN_N // 2  # engine.cu: kSplitMinRows, the fewest rows a GPU of a split gets
 
 
 class StopSolve(Exception):
@@ -2320,6 +2321,24 @@ def test_split_over_two_gpus_from_its_threshold(capfd, rng):
     got, lines = split_lines(capfd, lambda: apsp.solve(big, device=TWO))
     assert len(lines) == 1 and f"n = {SPLIT_MIN_N}" in lines[0], lines
     np.testing.assert_array_equal(got, apsp.solve(big, device="cuda:0"))
+
+
+@pytest.mark.parametrize("n", [SPLIT_MIN_N, 3 * SPLIT_MIN_ROWS])
+def test_split_takes_as_many_gpus_as_pay(capfd, rng, n):
+    """Without a forced plan each GPU gets SPLIT_MIN_ROWS rows at least: of a longer list the
+    first ones take the solve (here listed from the last GPU down), the rest start nothing."""
+    gpus = need_two_gpus()[::-1]
+    used = min(len(gpus), n // SPLIT_MIN_ROWS)
+    g = random_graph(n, np.int32, rng)
+    got, lines = trace_lines(capfd, lambda: apsp.solve(g, device=gpus), "apsp cuda: rounds split",
+                             "apsp cuda: n = ")
+    left_out = [f"apsp cuda: n = {n}: split over the first {used} of the {len(gpus)} GPUs listed "
+                f"(at least {SPLIT_MIN_ROWS} rows a GPU)"] if used < len(gpus) else []
+    assert lines[:-1] == left_out, lines
+    assert f"rounds split over {used} GPUs" in lines[-1], lines
+    for i, gpu in enumerate(gpus):
+        assert (f"on {gpu}," in lines[-1]) == (i < used), lines
+    np.testing.assert_array_equal(got, apsp.solve(g, device="cuda:0"))
 
 
 def test_split_reports_the_negative_cycles_one_gpu_reports(rng):

@@ -103,8 +103,9 @@ def solve(
         CPU engine. A list splits the rounds of the solve over those GPUs, each taking a share of
         the rows; the first holds the result, and for a device array it must be the GPU the
         array lives on (``ValueError`` otherwise). Each GPU holds a copy of the whole matrix, so
-        a list adds speed, not room. Solves that do not split (predecessors, small n, graphs of
-        small integer weights on 16-bit lengths) run on the first GPU alone.
+        a list adds speed, not room. Only as many of the list's first GPUs as pay at this n take
+        part (each gets at least 3072 rows). Solves that do not split (predecessors, n < 6144,
+        graphs of small integer weights on 16-bit lengths) run on the first GPU alone.
     progress : bool
         Show a progress bar (tqdm when installed, a stderr line otherwise).
     check : bool

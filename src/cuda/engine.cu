@@ -1303,6 +1303,12 @@ bool enable_peer_access(const std::vector<int>& devices) {
 // chain, its pivot rows and then their send, hidden behind less phase-3 work, and the fixed costs
 // of each helper's streams and its window's copies in and out); n < 6144 was not measured split.
 constexpr int64_t kSplitMinN = 6144;
+// GPUs past what pays at this n are left out: each GPU of a split gets at least this many rows
+// (half the threshold, where two GPUs start to pay). Four H200s, before the pool grant
+// (results/split_h200x4_s57a_summary.md), against two (s56a): int32 6144 0.78x against 1.38x one
+// GPU, 8192 1.02x against 1.68x, 10000 1.42x against 1.80x, 16384 1.89x against 1.90x, 24576
+// 2.97x against 1.92x: each super-round's chain paces the split once phase 3 is spread too thin.
+constexpr int64_t kSplitMinRows = kSplitMinN / 2;
 
 // Whether APSP_CUDA_TILES forces a super-round plan (tests: the split at any n).
 bool forced_super_rounds() {
@@ -2384,10 +2390,10 @@ void require_helper_memory(int device, uint64_t needed, const std::string& what)
   if (needed > available()) throw_out_of_memory(needed, what);
 }
 
-// The helper GPUs of a solve (Job::split), checked: distinct devices other than `device`,
-// each with room for its copy of the matrix (`matrix_bytes`; MemoryError naming it otherwise),
-// and peer access between every pair (where a pair cannot have it, the solve runs on `device`
-// alone: none returned). `why_alone`, when given, also makes it run there alone, once the list
+// The helper GPUs of a solve (Job::split), checked: distinct devices other than `device`; of
+// them the list's first, as many as pay at this n (kSplitMinRows), each with room for its copy
+// of the matrix (`matrix_bytes`; MemoryError naming it otherwise), and peer access between every
+// pair (where a pair cannot have it, the solve runs on `device` alone: none returned). `why_alone`, when given, also makes it run there alone, once the list
 // is checked (a device array's stream in capture: solve_cuda).
 std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int64_t n, bool pred,
                                uint64_t matrix_bytes, const std::string& what,
@@ -2415,6 +2421,17 @@ std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int6
     return std::vector<int>{};
   };
   if (alone) return trace_alone();
+  // The list's first GPUs, as many as pay at this n (forced plans, in tests: all of them).
+  std::vector<int> used = helpers;
+  const size_t pay = size_t(std::max<int64_t>(2, n / kSplitMinRows) - 1);
+  if (used.size() > pay && !forced_super_rounds()) {
+    if (std::getenv("APSP_CUDA_TRACE"))
+      std::fprintf(stderr, "apsp cuda: n = %lld: split over the first %d of the %d GPUs listed "
+                   "(at least %lld rows a GPU)\n", static_cast<long long>(n), int(pay + 1),
+                   int(used.size() + 1), static_cast<long long>(kSplitMinRows));
+    used.resize(pay);
+    all.resize(pay + 1);
+  }
   // The plan is chosen on `device`: GPUs of another kind (compute capability, shared memory a
   // block) might not run it.
   auto kind = [](int d) {
@@ -2424,14 +2441,14 @@ std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int6
     APSP_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
     return std::make_tuple(major, minor, smem);
   };
-  for (int h : helpers) {
+  for (int h : used) {
     DeviceGuard guard(h);  // an invalid ordinal raises here, naming the visible ones
     if (kind(h) != kind(device)) alone = "GPUs of different kinds";
     require_helper_memory(h, matrix_bytes + (uint64_t(8) << 20),
                           what + "'s copy of the matrix on cuda:" + std::to_string(h));
   }
   if (!alone && !enable_peer_access(all)) alone = "no peer access between the GPUs";
-  return alone ? trace_alone() : helpers;
+  return alone ? trace_alone() : used;
 }
 
 // ---- a host input solved while it arrives -------------------------------------------------------
