@@ -2,8 +2,9 @@
 # One command for every GPU figure, on a GPU machine with no network: build and install apsp
 # (pip install --no-build-isolation .), the whole GPU test tier (pytest -m gpu: engine, device
 # arrays, sparse input, predecessors, notebooks), compute-sanitizer memcheck and racecheck on small
-# n, SASS facts of the min-plus kernels, the GPU benchmark and the per-call overhead benchmark
-# (JSON + summary). Python wheels the machine lacks (the notebook runner) may be carried in .whl/.
+# n, SASS facts of the min-plus kernels, the GPU benchmark, the per-call overhead benchmark and the
+# batch benchmark (JSON + summary). Python wheels the machine lacks (the notebook runner) may be
+# carried in .whl/.
 # Usage: benchmarks/gpu_check.sh OUT_DIR [--quick]      (run from anywhere; OUT_DIR is created)
 set -uo pipefail
 OUT=$(mkdir -p "${1:?usage: benchmarks/gpu_check.sh OUT_DIR [--quick]}" && cd "$1" && pwd)
@@ -70,6 +71,7 @@ step "benchmark"
 python benchmarks/bench_gpu.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" $QUICK || status=1
 python benchmarks/bench_overhead.py --calls 5000 --out "$OUT" || status=1
 python benchmarks/bench_pred.py --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1
+python benchmarks/bench_batch.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1
 # One solve split over every GPU against one GPU, where there are two or more.
 if [ "$(python -c 'import apsp; print(len(apsp.info()["devices"]))')" -ge 2 ]; then
   python benchmarks/bench_split.py --bin $BIN --out "$OUT" --tag "${APSP_BENCH_TAG:-h100}" || status=1

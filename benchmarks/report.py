@@ -47,8 +47,10 @@ IMPL_LABELS = {
 # What apsp is compared against in the speedup column: the GPU engine against everything, the
 # CPU engine against CPU competitors only.
 COMPETITORS = ("course-baseline", "torch-loop", "scipy")
+# A batch of graphs (bench_batch.py, rows "...-batch") is compared with what solves the same batch.
+BATCH_COMPETITORS = ("torch-loop-batch", "scipy-per-graph")
 # Implementations that run on the CPU side of a machine (the rest run on its GPU).
-CPU_IMPLS = ("apsp-cpu", "scipy")
+CPU_IMPLS = ("apsp-cpu", "scipy", "apsp-cpu-batch", "scipy-per-graph")
 # Competitors that compute in one dtype only (SciPy: float64), compared with apsp in every dtype.
 ONE_DTYPE_COMPETITORS = ("scipy",)
 DTYPES = ("int32", "float32", "float64", "int64")
@@ -311,7 +313,7 @@ def speedups(rec: Record, records: Sequence[Record], common_n: bool = False) -> 
     else:
         mine = {rec.n: rec}
     out = []
-    for comp in COMPETITORS:
+    for comp in BATCH_COMPETITORS if rec.impl.endswith("-batch") else COMPETITORS:
         if rec.impl in CPU_IMPLS and comp not in CPU_IMPLS:
             continue
         pick = [r for r in records if r.impl == comp and r.n in mine

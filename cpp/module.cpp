@@ -133,6 +133,66 @@ void solve_host(py::buffer graph, py::object pred, const std::string& engine, in
   }
 }
 
+// A (count, n, n) host array of graphs with contiguous rows, as an apsp::Batch.
+apsp::Batch host_batch(const py::buffer_info& info, const char* what) {
+  if (info.ndim != 3 || info.shape[1] != info.shape[2])
+    throw py::value_error(std::string(what) + " must be a (count, n, n) array");
+  const auto item = info.itemsize;
+  const int64_t n = info.shape[1];
+  if ((n > 1 && info.strides[2] != item) || info.strides[1] % item != 0 ||
+      info.strides[0] % item != 0 || info.strides[0] < 0 || info.strides[1] < 0)
+    throw py::value_error(std::string(what) +
+                          "'s rows must be contiguous, with positive strides in whole items");
+  apsp::Batch batch;
+  batch.first = apsp::Matrix{info.ptr, n, n > 1 ? info.strides[1] / item : n,
+                             dtype_from_buffer(info)};
+  batch.count = info.shape[0];
+  batch.stride = info.strides[0] / item;
+  return batch;
+}
+
+// A batch of host graphs solved with every check (apsp.solve_batch): in place on the CPU engine;
+// on the CUDA engine into `out` (None: in place), `graphs` then only read.
+void solve_batch_host(py::buffer graphs, const std::string& engine, int device, bool directed,
+                      bool unweighted, py::object out) {
+  const bool cpu = engine == "cpu";
+  if (!cpu && engine != "cuda")
+    throw py::value_error("engine must be 'cpu' or 'cuda', got '" + engine + "'");
+  if (cpu && !out.is_none()) throw py::value_error("the CPU engine solves in place: out must be None");
+  py::buffer_info info = graphs.request(out.is_none());
+  const apsp::Batch input = host_batch(info, "graphs");
+  py::buffer_info out_info;
+  apsp::Batch dist = input;
+  if (!out.is_none()) {
+    out_info = py::buffer(out).request(true);
+    dist = host_batch(out_info, "out");
+  }
+  Callback cb{py::none()};  // Ctrl-C is polled between graphs
+  apsp::Options o = make_options(directed, unweighted, true, true, &cb);
+  py::gil_scoped_release release;
+  if (cpu)
+    apsp::solve_cpu_batch(input, o);
+  else
+    apsp::solve_cuda_batch_host(input, dist, o, device);
+}
+
+// A batch in device memory as raw pointers (apsp.solve_batch takes them from torch and CuPy):
+// graph b of `count` at data + b * stride elements, n x n rows `ld` apart, solved in place on
+// `stream` of `device`. The host waits only for the enabled checks.
+void solve_batch_device(uintptr_t data, int64_t count, int64_t n, int64_t ld, int64_t stride,
+                        const std::string& dtype, int device, uintptr_t stream, bool directed,
+                        bool unweighted, bool check_input, bool check_negative_cycles) {
+  apsp::Batch batch;
+  batch.first = apsp::Matrix{reinterpret_cast<void*>(data), n, ld,
+                             apsp_py::dtype_from_name(dtype, "graphs")};
+  batch.count = count;
+  batch.stride = stride;
+  Callback cb{py::none()};
+  apsp::Options o = make_options(directed, unweighted, check_input, check_negative_cycles, &cb);
+  py::gil_scoped_release release;
+  apsp::solve_cuda_batch(batch, o, device, reinterpret_cast<void*>(stream));
+}
+
 // A scipy.sparse graph in COO form for the CUDA engine: the edges go to the device and are
 // scattered there; `out` (a fresh host n x n array of the computed dtype) receives the distances.
 void solve_sparse_host(int64_t n, py::array_t<int64_t, py::array::c_style> rows,
@@ -325,6 +385,7 @@ PYBIND11_MODULE(_core, m) {
       py::object cls = py::module_::import("apsp._errors").attr("NegativeCycleError");
       py::object exc = cls(e.what());
       exc.attr("vertices") = py::cast(e.vertices);
+      if (e.graph >= 0) exc.attr("graph") = py::int_(e.graph);
       PyErr_SetObject(cls.ptr(), exc.ptr());
     } catch (const apsp::ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
@@ -343,6 +404,16 @@ PYBIND11_MODULE(_core, m) {
         py::arg("helpers") = std::vector<int>{},
         "Solve a host array (rows contiguous) with the CPU or CUDA engine, in place or into `out`; "
         "`helpers`: more CUDA devices that share the rounds with `device`.");
+  m.def("solve_batch_host", &solve_batch_host, py::arg("graphs"), py::arg("engine"),
+        py::arg("device"), py::arg("directed"), py::arg("unweighted"),
+        py::arg("out") = py::none(),
+        "Solve a (count, n, n) host array of graphs with the CPU engine (in place) or the CUDA\n"
+        "engine (into `out`, or in place).");
+  m.def("solve_batch_device", &solve_batch_device, py::arg("data"), py::arg("count"),
+        py::arg("n"), py::arg("ld"), py::arg("stride"), py::arg("dtype"), py::arg("device"),
+        py::arg("stream"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),
+        py::arg("check_negative_cycles"),
+        "Solve a batch of graphs in device memory (raw pointer) in place, on `stream`.");
   m.def("solve_sparse_host", &solve_sparse_host, py::arg("n"), py::arg("rows"), py::arg("cols"),
         py::arg("values"), py::arg("out"), py::arg("pred"), py::arg("device"), py::arg("directed"),
         py::arg("unweighted"), py::arg("check_input"), py::arg("check_negative_cycles"),

@@ -17,7 +17,7 @@ from graphs import random_graph
 def test_public_names_have_docstrings():
     assert sorted(apsp.__all__) == sorted(["INT32_INF", "INT64_INF", "NegativeCycleError",
                                            "VALIDATE_MAX_N", "floyd_warshall", "info", "io", "path",
-                                           "solve", "validate"])
+                                           "solve", "solve_batch", "validate"])
     for name in apsp.__all__:
         obj = getattr(apsp, name)
         if callable(obj) or inspect.ismodule(obj):

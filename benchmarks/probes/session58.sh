@@ -8,6 +8,8 @@
 #   session58.sh bench TAG [main|branch] [DTYPES] [SIZES]  bench_split.py over every GPU
 #   session58.sh tier [main|branch]  the whole GPU tier but the sanitizer test
 #   session58.sh timeline TAG GPUS N  a CUPTI timeline of one split (split_timeline.py), branch
+#   session58.sh batch TAG   apsp.solve_batch under main's build: tests/test_batch.py, memcheck
+#                           and racecheck over small batches, then benchmarks/bench_batch.py
 # Run with carry [".whl", "build/gpu-bench"]; results under $OUT.
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
@@ -48,4 +50,32 @@ timeline)
   install branch
   timeout 300 python benchmarks/probes/split_timeline.py $OUT $2 $3 > $OUT/split_timeline_$1.txt 2>&1
   echo "timeline rc $? $(( $(date +%s) - t0 )) s"; head -60 $OUT/split_timeline_$1.txt | cut -c1-160 ;;
+batch)
+  install main
+  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py -q -p no:cacheprovider -p no:benchmark -rfEsx -n 8 > $OUT/batch_tests_$1.txt 2>&1
+  echo "batch tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/batch_tests_$1.txt | head -30; tail -2 $OUT/batch_tests_$1.txt
+  # racecheck: the small plan's batches only (it reports known false hazards in the cluster and
+  # flow kernels: sanitize_driver.py says which)
+  for tool in memcheck racecheck; do
+    sizes="5, 33, 64, 70, 200, 260"; [ $tool = racecheck ] && sizes="5, 33, 64"
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
+import numpy as np, apsp
+rng = np.random.default_rng(0)
+for dt in (np.int32, np.float32, np.float64, np.int64):
+    for n in ($sizes):
+        p = rng.integers(0, 30, size=(40, n))
+        g = (rng.integers(0, 60, size=(40, n, n)) + p[:, :, None] - p[:, None, :]).astype(dt)
+        want = apsp.solve_batch(g, device='cpu')
+        assert np.array_equal(apsp.solve_batch(g, device='cuda'), want), (dt, n)
+        g[7, 3, 1] = -5000
+        try:
+            apsp.solve_batch(g, device='cuda')
+            raise SystemExit('no negative cycle found')
+        except apsp.NegativeCycleError as e:
+            assert e.graph == 7
+print('batches under the sanitizer: equal')" > $OUT/batch_$tool.txt 2>&1
+    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -3 $OUT/batch_$tool.txt
+  done
+  timeout $(( 590 - ($(date +%s) - t0) )) python benchmarks/bench_batch.py --bin build/gpu-bench --out $OUT --tag $1 > $OUT/bench_batch_$1_log.txt 2>&1
+  echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-400 $OUT/bench_batch_$1_log.txt ;;
 esac

@@ -10,6 +10,7 @@ array([[0., 4., 5.],
 """
 from ._core import INT32_INF, INT64_INF
 from ._errors import NegativeCycleError
+from ._batch import solve_batch
 from ._info import info
 from ._paths import path
 from ._scipy_compat import floyd_warshall
@@ -29,5 +30,6 @@ __all__ = [
     "io",
     "path",
     "solve",
+    "solve_batch",
     "validate",
 ]

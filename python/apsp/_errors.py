@@ -19,16 +19,20 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
     when :func:`apsp.solve` or :func:`apsp.floyd_warshall` could find one in the untouched
     input, else ``[]`` (``overwrite=True``, over 4096 vertices in ``vertices``, or a search past
     its work bound).
+    ``graph`` is the index of the graph in a batch (:func:`apsp.solve_batch`), ``None`` for one
+    graph; ``vertices`` and ``cycle`` are then that graph's.
     """
 
     vertices: list[int]
     cycle: list[int]
+    graph: int | None
 
     def __init__(self, message: str = "", vertices: list[int] | None = None,
-                 cycle: list[int] | None = None) -> None:
+                 cycle: list[int] | None = None, graph: int | None = None) -> None:
         super().__init__(message)
         self.vertices = list(vertices) if vertices is not None else []
         self.cycle = list(cycle) if cycle is not None else []
+        self.graph = graph
 
     def add_cycle(self, cycle: list[int], weight: float) -> None:
         """Put one negative cycle, in order, first in the message."""
@@ -45,5 +49,5 @@ class NegativeCycleError(ValueError, _ScipyNegativeCycleError):  # type: ignore[
                      f"{shown}{more}",)
         self.vertices = list(vertices)
 
-    def __reduce__(self) -> tuple:  # keep `vertices` and `cycle` across pickling (multiprocessing)
-        return (type(self), (str(self), self.vertices, self.cycle))
+    def __reduce__(self) -> tuple:  # keep the attributes across pickling (multiprocessing)
+        return (type(self), (str(self), self.vertices, self.cycle, self.graph))

@@ -199,7 +199,9 @@ def _dispatch(graph: Any, *, directed: bool, unweighted: bool, return_predecesso
 
 def check_square(shape: tuple, what: str = "graph") -> int:
     if len(shape) != 2 or shape[0] != shape[1]:
-        raise ValueError(f"{what} must be a square 2-D (n, n) array, got shape {tuple(shape)}")
+        batch = len(shape) == 3 and shape[1] == shape[2]
+        raise ValueError(f"{what} must be a square 2-D (n, n) array, got shape {tuple(shape)}"
+                         + ("; for a batch of graphs use apsp.solve_batch" if batch else ""))
     return int(shape[0])
 
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -78,15 +79,40 @@ struct CudaError : Error {  // any CUDA failure, with the CUDA error text
   using Error::Error;
 };
 struct NegativeCycleError : Error {
-  NegativeCycleError(const std::string& msg, std::vector<int64_t> v)
-      : Error(msg), vertices(std::move(v)) {}
+  NegativeCycleError(const std::string& msg, std::vector<int64_t> v, int64_t g = -1)
+      : Error(msg), vertices(std::move(v)), graph(g) {}
   std::vector<int64_t> vertices;  // vertices whose shortest closed walk is negative
+  int64_t graph = -1;             // in a batch (solve_*_batch), the graph's index
 };
+
+// ---- batches: many graphs of one n, solved in one call ------------------------------------
+// Graph b of `count` is the Matrix `first` moved b * stride elements on (stride >= n * ld when
+// count > 1: graphs do not overlap). Every graph gets exactly the contract of one solve (edge
+// rules, checks, unreachable as INF, negative cycles). When graphs break it, the lowest such
+// index raises what its own solve would, its message led by "graph b of the batch: " (a
+// NegativeCycleError also carries `graph`); the other graphs may have been solved in place by
+// then. No predecessors, no progress calls.
+struct Batch {
+  Matrix first;
+  int64_t count = 0;
+  int64_t stride = 0;
+  Matrix graph(int64_t b) const {
+    return Matrix{static_cast<char*>(first.data) + b * stride * dtype_size(first.dtype), first.n,
+                  first.ld, first.dtype};
+  }
+};
+// n >= 0, ld >= n, count >= 0, stride >= n * ld where count > 1; ValueError naming the values.
+void check_batch(const Batch& batch);
+// Rethrows `error` (thrown by graph b's solve) as the same type, its message led by the graph.
+[[noreturn]] void rethrow_for_graph(std::exception_ptr error, int64_t b);
 
 // ---- CPU engine ----------------------------------------------------------------------------
 // Solves in place: `dist` holds edge weights on entry and distances on return.
 void solve_cpu(Matrix dist, PredMatrix pred, const Options& options);
 int cpu_threads();  // OpenMP threads the CPU engine uses
+// A batch in place: graphs below the size where one solve uses threads run side by side, one a
+// thread; larger ones one after another, each with every thread.
+void solve_cpu_batch(const Batch& dist, const Options& options);
 
 // ---- CUDA engine ---------------------------------------------------------------------------
 struct CudaBuildInfo {
@@ -127,6 +153,17 @@ void solve_cuda(Matrix dist, PredMatrix pred, const Options& options, int device
 // one-launch and narrow plans, n below the split's threshold) run on `device` alone.
 void solve_cuda_host(Matrix input, Matrix dist, PredMatrix pred, const Options& options,
                      int device, const std::vector<int>& helpers = {});
+
+// A batch in device memory on `device`, in place, enqueued on `stream` (as solve_cuda). Graphs
+// of n <= 256 are solved in one launch, one block (n <= 64) or one thread-block cluster each;
+// larger ones one after another, each as solve_cuda solves it. The host waits only for the
+// enabled checks.
+void solve_cuda_batch(const Batch& dist, const Options& options, int device, void* stream);
+// A batch in host memory: `input` copied to one device buffer through pinned staging, solved,
+// and the distances copied to `dist` (the same count, n and dtype; `input` itself to solve in
+// place) unless an input check failed (then `dist` is left as it was).
+void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options& options,
+                           int device);
 
 // A sparse graph in coordinate form on the host: edge e is rows[e] -> cols[e] with weight
 // values[e] (of `dtype`); duplicates are allowed (the smallest weight wins).

@@ -110,6 +110,44 @@ void check_input_stats(const Matrix& dist, const InputStats& stats) {
   }
 }
 
+void check_batch(const Batch& batch) {
+  std::ostringstream msg;
+  const Matrix& m = batch.first;
+  if (batch.count < 0) {
+    msg << "a batch needs count >= 0, got " << batch.count;
+  } else if (m.n < 0 || m.ld < m.n) {
+    msg << "a batch's graphs need n >= 0 and ld >= n, got n=" << m.n << ", ld=" << m.ld;
+  } else if (batch.count > 1 && batch.stride < m.n * m.ld) {
+    msg << "a batch's graphs overlap: stride " << batch.stride << " elements between graphs of "
+        << m.n << " rows of " << m.ld;
+  } else if (batch.count > 0 && m.n > 0 && m.data == nullptr) {
+    msg << "null data pointer for a batch of " << batch.count << " graphs";
+  } else {
+    return;
+  }
+  throw ValueError(msg.str());
+}
+
+void rethrow_for_graph(std::exception_ptr error, int64_t b) {
+  const std::string lead = "graph " + std::to_string(b) + " of the batch: ";
+  try {
+    std::rethrow_exception(error);
+  } catch (const NegativeCycleError& e) {
+    throw NegativeCycleError(lead + e.what(), e.vertices, b);
+  } catch (const ValueError& e) {
+    throw ValueError(lead + e.what());
+  } catch (const OverflowError& e) {
+    throw OverflowError(lead + e.what());
+  } catch (const MemoryError& e) {
+    throw MemoryError(lead + e.what());
+  } catch (const CudaError& e) {
+    throw CudaError(lead + e.what());
+  } catch (const Error& e) {
+    throw Error(lead + e.what());
+  }
+  std::rethrow_exception(error);  // not reached: other types propagate from the try as they are
+}
+
 void check_negative_cycles(const std::vector<int64_t>& vertices, int64_t /*n*/) {
   if (vertices.empty()) return;
   std::ostringstream msg;

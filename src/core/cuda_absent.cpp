@@ -27,6 +27,8 @@ void solve_cuda_sparse_host(const CooGraph&, Matrix, PredMatrix, const Options&,
   absent();
 }
 void repair_predecessor_loops_cuda(const Matrix&, const PredMatrix&, int, void*) { absent(); }
+void solve_cuda_batch(const Batch&, const Options&, int, void*) { absent(); }
+void solve_cuda_batch_host(const Batch&, const Batch&, const Options&, int) { absent(); }
 
 }  // namespace apsp
 #endif

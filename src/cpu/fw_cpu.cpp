@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -604,5 +605,47 @@ void solve_cpu(Matrix dist, PredMatrix pred, const Options& options) {
 }
 
 int cpu_threads() { return omp_get_max_threads(); }
+
+void solve_cpu_batch(const Batch& dist, const Options& options) {
+  check_batch(dist);
+  const int64_t n = dist.first.n, count = dist.count;
+  if (count == 0 || n == 0) return;
+  Options o = options;
+  o.progress = nullptr;  // no rounds to report: the batch polls for Ctrl-C between its graphs
+  o.poll = nullptr;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
+  auto one = [&](int64_t b) {
+    try {
+      solve_cpu(dist.graph(b), PredMatrix{}, o);
+    } catch (...) {
+      errors[size_t(b)] = std::current_exception();
+    }
+  };
+  // Side by side, one graph a thread (each solve's own parallel regions on one thread), where the
+  // graphs are small or enough to fill the threads: one solve of n = 256 on 16 threads ran at a
+  // tenth of 16 on one thread each (H200 host, results/batch_h200_s58b.json); else one after
+  // another, each with every thread. Polled for Ctrl-C between groups of about 2^25 updates a
+  // thread.
+  const int threads = omp_get_max_threads();
+  const bool side_by_side = n < kParallelMinN || count >= 2 * int64_t(threads);
+  const int64_t group =
+      side_by_side ? std::clamp<int64_t>((int64_t(threads) << 25) / (n * n * n), threads, 1024) : 1;
+  for (int64_t b0 = 0; b0 < count; b0 += group) {
+    if (b0 > 0 && options.poll) options.poll(options.progress_ctx);
+    const int64_t b1 = std::min(count, b0 + group);
+    if (side_by_side) {
+#pragma omp parallel num_threads(threads) if(b1 - b0 > 1)
+      {
+        omp_set_num_threads(1);  // this thread's nested regions (the solve's own) on one thread
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t b = b0; b < b1; ++b) one(b);
+      }
+    } else {
+      one(b0);
+    }
+    for (int64_t b = b0; b < b1; ++b)
+      if (errors[size_t(b)]) rethrow_for_graph(errors[size_t(b)], b);
+  }
+}
 
 }  // namespace apsp

@@ -29,8 +29,9 @@
 //   of the pivot rows, P* (x) R, those of column pa their part of the pivot columns, C (x) P*),
 //   barrier, phase 3 from copies of the panels (which stay as they are), barrier.
 // Nothing is written that another block reads in the same phase, so results do not depend on
-// timing. Padding past n is INF and changes nothing. Not for: predecessors (engine.cu picks
-// another plan), GPUs without clusters (engine.cu checks that one fits before choosing this plan).
+// timing. Padding past n is INF and changes nothing. A batch of graphs runs one cluster each, in
+// one launch. Not for: predecessors (engine.cu picks another plan), GPUs without clusters
+// (engine.cu checks that one fits before choosing this plan).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -231,10 +232,19 @@ __device__ __forceinline__ void close_pivot(T* reg, int o, int kw, T* d, int64_t
 template <class T>
 __global__ void __launch_bounds__(ClusterShape::threads, 1)
     cluster_solve_kernel(T* __restrict__ d, int n, int64_t ld, int S, bool directed,
-                         bool unweighted, DeviceStats* st, int64_t* negative) {
+                         bool unweighted, DeviceStats* st, int64_t* negative,
+                         int64_t stride = 0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   constexpr int W = ClusterShape::W, P = ClusterShape::P, NT = ClusterShape::threads;
+  {  // a batch (engine.cu: solve_cuda_batch): cluster g solves the graph g * stride elements on
+    const int64_t g = blockIdx.x / unsigned(S * S);
+    d += g * stride;
+    if (negative) {  // (st is read only where negative is given)
+      st += g;
+      negative += g * n;
+    }
+  }
   constexpr int per = W / P;  // pivot blocks per region side
   static_assert(per == 2, "the closing block splits its region into the next pivot tile and 3");
   const T inf = Semiring<T>::inf();

@@ -1839,7 +1839,7 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     const cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
     APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, static_cast<T*>(job.d),
                                        int(n), ld, S, opt.directed, opt.unweighted, sc.st,
-                                       sc.negative));
+                                       sc.negative, int64_t(0)));
     report_at_end((n + ClusterShape::P - 1) / ClusterShape::P);
   } else {
     const Elementwise ew = elementwise(n);
@@ -2022,18 +2022,14 @@ void enqueue_scan(const T* d, int64_t n, int64_t ld, int64_t row0, int64_t row1,
   APSP_CUDA_CHECK_LAUNCH("scan_kernel");
 }
 
-// The scanned statistics on the host (one sync), as the input checks and the plan choices read
-// them: InputStats (its `negative` and `fractional` too), and whether every off-diagonal weight
-// is above zero.
+// The scanned statistics on the host (read_stats: one sync), as the input checks and the plan
+// choices read them: InputStats (its `negative` and `fractional` too), and whether every
+// off-diagonal weight is above zero.
 struct ScannedStats {
   InputStats input;
   bool positive;
 };
-ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
-                        cudaStream_t stream) {
-  DeviceStats h{};
-  APSP_CUDA_CHECK(cudaMemcpyAsync(&h, st, sizeof(h), cudaMemcpyDeviceToHost, stream));
-  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+ScannedStats to_input_stats(const DeviceStats& h, const Options& opt, int64_t n) {
   ScannedStats r{};
   InputStats& s = r.input;
   s.first_nan = h.first_nan == ~0ull ? -1 : int64_t(h.first_nan);
@@ -2052,6 +2048,13 @@ ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
     s.negative = s.fractional = false;
   }
   return r;
+}
+ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
+                        cudaStream_t stream) {
+  DeviceStats h{};
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&h, st, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return to_input_stats(h, opt, n);
 }
 
 // The vertices with a negative diagonal that finalize_kernel listed, sorted (two syncs); none
@@ -2633,6 +2636,157 @@ void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix
   check_negative_cycles(negative, n);
 }
 
+// ---- batches of graphs of one n (solve_cuda_batch) ---------------------------------------------
+// The one-launch plans that one solve takes at these n run a whole batch in one launch: graphs of
+// n <= Small::K small_solve_kernel one block each, 64 < n <= 256 cluster_solve_kernel one cluster
+// each (where clusters fit); their input scans one launch of scan_kernel (blockIdx.z picks the
+// graph). Each graph has its own DeviceStats and list of negative vertices, so each is solved
+// and checked exactly as its own solve is (same kernels, same statistics, contract.cpp's checks).
+// Larger graphs are solved one after another (solve_device_matrix), each by its own plan.
+constexpr int64_t kBatchLaunch = 65535;  // graphs per launch (gridDim.z's limit)
+
+// The first graph of a batch with a negative cycle (-1: none) and its vertices, sorted.
+struct BatchNegative {
+  int64_t graph = -1;
+  std::vector<int64_t> vertices;
+};
+
+template <class T>
+BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles tiles,
+                                   cudaStream_t stream) {
+  const int64_t n = batch.first.n, ld = batch.first.ld, count = batch.count;
+  T* d = static_cast<T*>(batch.first.data);
+  const size_t stats_bytes = size_t(count) * sizeof(DeviceStats);
+  const size_t neg_bytes = opt.check_negative_cycles ? size_t(count) * size_t(n) * 8 : 0;
+  AsyncBuffer buf(stats_bytes + neg_bytes, stream);
+  auto* st = static_cast<DeviceStats*>(buf.ptr);
+  int64_t* negative =
+      opt.check_negative_cycles ? reinterpret_cast<int64_t*>(static_cast<char*>(buf.ptr) + stats_bytes)
+                                : nullptr;
+  // first_nan and first_neg_inf start at "none" (all ones), every later field at 0 (init_stats).
+  constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
+  APSP_CUDA_CHECK(cudaMemset2DAsync(st, sizeof(DeviceStats), 0xff, ones, size_t(count), stream));
+  APSP_CUDA_CHECK(cudaMemset2DAsync(&st->max_abs_float, sizeof(DeviceStats), 0,
+                                    sizeof(DeviceStats) - ones, size_t(count), stream));
+  if (opt.check_input) {
+    for (int64_t b0 = 0; b0 < count; b0 += kBatchLaunch) {
+      const dim3 grid(1, unsigned(std::min<int64_t>(n, 8)),
+                      unsigned(std::min(kBatchLaunch, count - b0)));
+      scan_kernel<T><<<grid, 64, 0, stream>>>(d + b0 * batch.stride, n, ld, 0, n, st + b0,
+                                              batch.stride);
+      APSP_CUDA_CHECK_LAUNCH("scan_kernel");
+    }
+    std::vector<DeviceStats> h(static_cast<size_t>(count));
+    APSP_CUDA_CHECK(cudaMemcpyAsync(h.data(), st, stats_bytes, cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int64_t b = 0; b < count; ++b) {
+      try {
+        check_input_stats(batch.graph(b), to_input_stats(h[size_t(b)], opt, n).input);
+      } catch (...) {
+        rethrow_for_graph(std::current_exception(), b);
+      }
+    }
+  }
+  for (int64_t b0 = 0; b0 < count; b0 += kBatchLaunch) {
+    const unsigned graphs = unsigned(std::min(kBatchLaunch, count - b0));
+    T* first = d + b0 * batch.stride;
+    int64_t* neg = negative ? negative + b0 * n : nullptr;
+    if (tiles == Tiles::small) {
+      small_solve_kernel<T><<<graphs, Small::threads, 0, stream>>>(
+          first, int(n), ld, opt.directed, opt.unweighted, st + b0, neg, batch.stride);
+      APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
+    } else {
+      const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
+      cudaLaunchAttribute attr;
+      cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
+      cfg.gridDim = dim3(unsigned(S * S) * graphs);
+      APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, first, int(n), ld, S,
+                                         opt.directed, opt.unweighted, st + b0, neg,
+                                         batch.stride));
+    }
+  }
+  BatchNegative found;
+  if (!negative) return found;
+  std::vector<unsigned long long> counts(static_cast<size_t>(count));
+  APSP_CUDA_CHECK(cudaMemcpy2DAsync(counts.data(), sizeof(unsigned long long), &st->negative_count,
+                                    sizeof(DeviceStats), sizeof(unsigned long long), size_t(count),
+                                    cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int64_t b = 0; b < count; ++b) {
+    const unsigned long long c = counts[size_t(b)];
+    if (c == 0) continue;
+    if (c > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
+    found.graph = b;
+    found.vertices.resize(size_t(c));
+    APSP_CUDA_CHECK(cudaMemcpyAsync(found.vertices.data(), negative + b * n, size_t(c) * 8,
+                                    cudaMemcpyDeviceToHost, stream));
+    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::sort(found.vertices.begin(), found.vertices.end());
+    break;
+  }
+  return found;
+}
+
+// A batch on the device (validated, count and n > 0), solved in place on `stream`: input errors
+// raise here (for the first graph that has one), a negative cycle is returned.
+BatchNegative solve_batch_on_stream(const Batch& batch, const Options& options, int device,
+                                    cudaStream_t stream) {
+  Options opt = options;
+  opt.progress = nullptr;  // no rounds to report (Ctrl-C: polled between graphs, below)
+  opt.poll = nullptr;
+  const int64_t n = batch.first.n;
+  Tiles tiles = Tiles::k64w;  // for "one after another"
+  with_dtype(batch.first.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (n <= Small::K)
+      tiles = Tiles::small;
+    else if (n <= ClusterShape::max_n && cluster_fits<T>(device))
+      tiles = Tiles::cluster;
+  });
+  const bool one_launch = tiles == Tiles::small || tiles == Tiles::cluster;
+  if (std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: batch of %lld graphs, %s%s, %s, n = %lld\n",
+                 static_cast<long long>(batch.count),
+                 one_launch ? "one launch, plan " : "one after another",
+                 one_launch ? tiles_name(tiles) : "", dtype_name(batch.first.dtype),
+                 static_cast<long long>(n));
+  if (one_launch) {
+    BatchNegative found;
+    with_dtype(batch.first.dtype, [&](auto zero) {
+      found = enqueue_batch_launch<decltype(zero)>(batch, opt, tiles, stream);
+    });
+    return found;
+  }
+  BatchNegative found;
+  for (int64_t b = 0; b < batch.count; ++b) {
+    if (b > 0 && options.poll) {  // Ctrl-C between graphs; what is enqueued ends first
+      try {
+        options.poll(options.progress_ctx);
+      } catch (...) {
+        finish_unless_capturing(stream);
+        throw;
+      }
+    }
+    std::vector<int64_t> negative;
+    try {
+      negative = solve_device_matrix(batch.graph(b), PredMatrix{}, opt, device, stream);
+    } catch (...) {
+      rethrow_for_graph(std::current_exception(), b);
+    }
+    if (!negative.empty() && found.graph < 0) found = BatchNegative{b, std::move(negative)};
+  }
+  return found;
+}
+
+void raise_batch_negative(const BatchNegative& found, int64_t n) {
+  if (found.graph < 0) return;
+  try {
+    check_negative_cycles(found.vertices, n);
+  } catch (...) {
+    rethrow_for_graph(std::current_exception(), found.graph);
+  }
+}
+
 }  // namespace
 }  // namespace cuda_detail
 
@@ -2794,6 +2948,50 @@ void solve_cuda_sparse_host(const CooGraph& graph, Matrix dist, PredMatrix pred,
       dev, dpred, dist, pred, true,
       [&] { return solve_device_matrix(dev, dpred, options, device, stream.s, helpers); },
       stream.s, trace);
+}
+
+void solve_cuda_batch(const Batch& dist, const Options& options, int device, void* stream) {
+  using namespace cuda_detail;
+  check_batch(dist);
+  if (dist.count == 0 || dist.first.n == 0) return;
+  DeviceGuard guard(device);
+  raise_batch_negative(
+      solve_batch_on_stream(dist, options, device, static_cast<cudaStream_t>(stream)), dist.first.n);
+}
+
+void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options& options,
+                           int device) {
+  using namespace cuda_detail;
+  check_batch(input);
+  check_batch(dist);
+  if (input.count != dist.count || input.first.n != dist.first.n ||
+      input.first.dtype != dist.first.dtype)
+    throw ValueError("the input and output batches differ in count, n or dtype");
+  const int64_t n = dist.first.n, count = dist.count;
+  if (count == 0 || n == 0) return;
+  DeviceGuard guard(device);
+  const int es = dtype_size(dist.first.dtype);
+  const uint64_t graph_bytes = uint64_t(n) * uint64_t(n) * uint64_t(es);
+  std::ostringstream what;
+  what << "a batch of " << count << " n=" << n << " " << dtype_name(dist.first.dtype) << " graphs";
+  const uint64_t stats_bytes = uint64_t(count) * (sizeof(DeviceStats) + 8 * n) +
+                               (n > ClusterShape::max_n ? device_extra_bytes(n, false) : 0);
+  require_device_memory(uint64_t(count) * graph_bytes + stats_bytes, what.str());
+  OwnStream stream;
+  DeviceBuffer dbuf(size_t(count) * graph_bytes);
+  const Batch dev{Matrix{dbuf.ptr, n, n, dist.first.dtype}, count, n * n};
+  // Host graphs whose rows lie evenly (stride n * ld) travel as one matrix of count * n rows.
+  auto copies = [&](const Batch& host) { return host.stride == n * host.first.ld || count == 1 ? 1 : count; };
+  auto rows = [&](const Batch& host) { return copies(host) == 1 ? count * n : n; };
+  for (int64_t b = 0; b < copies(input); ++b)
+    upload_matrix(static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, input.graph(b).data,
+                  n, input.first.ld, es, stream.s, {}, rows(input));
+  const BatchNegative found = solve_batch_on_stream(dev, options, device, stream.s);
+  for (int64_t b = 0; b < copies(dist); ++b)
+    download_matrix(dist.graph(b).data, dist.first.ld,
+                    static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, n, es, stream.s,
+                    rows(dist));
+  raise_batch_negative(found, n);
 }
 
 }  // namespace apsp

@@ -65,11 +65,14 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
   return v;
 }
 
-// Scan of rows [row0, row1): nothing written. Grid-stride over rows (blockIdx.y) and columns (x).
+// Scan of rows [row0, row1): nothing written. Grid-stride over rows (blockIdx.y) and columns (x);
+// blockIdx.z picks a graph of a batch (`stride` elements apart, each with its own statistics).
 template <class T>
 __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, int64_t row0,
-                            int64_t row1, DeviceStats* st) {
+                            int64_t row1, DeviceStats* st, int64_t stride = 0) {
   using S = Semiring<T>;
+  d += int64_t(blockIdx.z) * stride;
+  st += blockIdx.z;
   unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs = 0, nonpos = 0, nonint = 0;
   for (int64_t i = row0 + blockIdx.y; i < row1; i += gridDim.y) {
     const T* row = d + i * ld;

@@ -17,11 +17,18 @@ struct Small {
   static constexpr int K = 64, E = 4, R = K / E, threads = R * R;  // 256 threads, 4 x 4 each
 };
 
+// A batch of such graphs (engine.cu: solve_cuda_batch) runs one block a graph: block b solves the
+// graph `stride` elements after block b - 1's, with its own statistics and negative-vertex list.
 template <class T>
 __global__ void __launch_bounds__(Small::threads)
     small_solve_kernel(T* __restrict__ d, int n, int64_t ld, bool directed, bool unweighted,
-                       DeviceStats* st, int64_t* negative) {
+                       DeviceStats* st, int64_t* negative, int64_t stride = 0) {
   constexpr int K = Small::K, E = Small::E, R = Small::R;
+  d += int64_t(blockIdx.x) * stride;
+  if (negative) {  // (st is read only where negative is given)
+    st += blockIdx.x;
+    negative += int64_t(blockIdx.x) * n;
+  }
   for (int e = threadIdx.x; e < n * n; e += Small::threads)
     rules_at<T>(d, n, ld, nullptr, 0, nullptr, directed, unweighted, e / n, e % n);
   __syncthreads();  // undirected rules write the transposed element too

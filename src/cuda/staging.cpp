@@ -126,17 +126,19 @@ struct Chunks {
   int64_t rows_per;
   Lease lease;
   Staging& st;
-  static int64_t rows_for(int64_t n, size_t row_bytes, int64_t align_rows) {
+  static int64_t rows_for(int64_t total, size_t row_bytes, int64_t align_rows) {
     int64_t rows = int64_t(kChunkBytes / row_bytes) / align_rows * align_rows;
     if (const char* v = std::getenv("APSP_CUDA_STAGING_ROWS")) rows = std::atoll(v);
-    rows = std::min(rows, n);
+    rows = std::min(rows, total);
     return std::max(align_rows, (rows + align_rows - 1) / align_rows * align_rows);
   }
-  Chunks(int64_t n, int64_t host_ld, int64_t dev_ld, int elem_size, int64_t align_rows = 1)
+  // Rows of n elements, `total` of them.
+  Chunks(int64_t n, int64_t total, int64_t host_ld, int64_t dev_ld, int elem_size,
+         int64_t align_rows = 1)
       : row_bytes(size_t(n) * elem_size),
         host_pitch(size_t(host_ld) * elem_size),
         dev_pitch(size_t(dev_ld) * elem_size),
-        rows_per(rows_for(n, row_bytes, align_rows)),
+        rows_per(rows_for(total, row_bytes, align_rows)),
         lease(std::max(kChunkBytes, size_t(rows_per) * row_bytes)),  // pool sets alike
         st(*lease.s) {}
 };
@@ -154,18 +156,19 @@ struct SyncOnThrow {
 
 void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
                             int64_t host_ld, int elem_size, void* stream_ptr, int64_t align_rows,
-                            const std::function<void(int64_t)>& arrived) {
+                            const std::function<void(int64_t)>& arrived, int64_t rows_in_all) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  Chunks ch(n, host_ld, dev_ld, elem_size, std::max<int64_t>(1, align_rows));
+  const int64_t total = rows_in_all < 0 ? n : rows_in_all;
+  Chunks ch(n, total, host_ld, dev_ld, elem_size, std::max<int64_t>(1, align_rows));
   SyncOnThrow sync_on_throw{stream};
   const size_t row_bytes = ch.row_bytes;
   Staging& st = ch.st;
   const char* src = static_cast<const char*>(host);
   char* dst = static_cast<char*>(dev);
   int c = 0;
-  for (int64_t r0 = 0; r0 < n; r0 += ch.rows_per, ++c) {
+  for (int64_t r0 = 0; r0 < total; r0 += ch.rows_per, ++c) {
     const int b = c & 1;
-    const int64_t rows = std::min(ch.rows_per, n - r0);
+    const int64_t rows = std::min(ch.rows_per, total - r0);
     if (c >= 2) APSP_CUDA_CHECK(cudaEventSynchronize(st.done[b]));  // chunk b's last DMA is done
     copy_rows(static_cast<char*>(st.chunk[b]), row_bytes, src + size_t(r0) * ch.host_pitch,
               ch.host_pitch, rows, row_bytes);
@@ -179,25 +182,27 @@ void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t
 }
 
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
-                   int elem_size, void* stream, const std::function<void()>& between_chunks) {
+                   int elem_size, void* stream, const std::function<void()>& between_chunks,
+                   int64_t rows) {
   std::function<void(int64_t)> arrived;
   if (between_chunks) arrived = [&](int64_t) { between_chunks(); };
-  upload_matrix_arriving(dev, dev_ld, host, n, host_ld, elem_size, stream, 1, arrived);
+  upload_matrix_arriving(dev, dev_ld, host, n, host_ld, elem_size, stream, 1, arrived, rows);
 }
 
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
-                     int elem_size, void* stream_ptr) {
+                     int elem_size, void* stream_ptr, int64_t rows_in_all) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  Chunks ch(n, host_ld, dev_ld, elem_size);
+  const int64_t total = rows_in_all < 0 ? n : rows_in_all;
+  Chunks ch(n, total, host_ld, dev_ld, elem_size);
   SyncOnThrow sync_on_throw{stream};
   const size_t row_bytes = ch.row_bytes;
   const int64_t rows_per = ch.rows_per;
   Staging& st = ch.st;
   char* dst = static_cast<char*>(host);
   const char* src = static_cast<const char*>(dev);
-  const int64_t chunks = (n + rows_per - 1) / rows_per;
+  const int64_t chunks = (total + rows_per - 1) / rows_per;
   auto enqueue = [&](int64_t c) {
-    const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
+    const int64_t r0 = c * rows_per, rows = std::min(rows_per, total - r0);
     APSP_CUDA_CHECK(cudaMemcpy2DAsync(st.chunk[c & 1], row_bytes, src + size_t(r0) * ch.dev_pitch,
                                       ch.dev_pitch, row_bytes, size_t(rows), cudaMemcpyDeviceToHost,
                                       stream));
@@ -205,7 +210,7 @@ void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, in
   };
   enqueue(0);
   for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t r0 = c * rows_per, rows = std::min(rows_per, n - r0);
+    const int64_t r0 = c * rows_per, rows = std::min(rows_per, total - r0);
     APSP_CUDA_CHECK(cudaEventSynchronize(st.done[c & 1]));
     if (c + 1 < chunks) enqueue(c + 1);  // DMA of the next chunk runs while this one drains
     copy_rows(dst + size_t(r0) * ch.host_pitch, ch.host_pitch,

@@ -15,8 +15,10 @@ namespace apsp::cuda_detail {
 // (leading dimension dev_ld >= n), enqueued on `stream` (a cudaStream_t); returns when done.
 // `between_chunks`, when given, is called after each pinned chunk is enqueued; it may throw to
 // stop the upload (Ctrl-C: engine.cu), which ends once the chunks' copies in flight are done.
+// `rows`, when given, copies that many rows of n elements instead (a batch of graphs: engine.cu).
 void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64_t host_ld,
-                   int elem_size, void* stream, const std::function<void()>& between_chunks = {});
+                   int elem_size, void* stream, const std::function<void()>& between_chunks = {},
+                   int64_t rows = -1);
 // The same, calling `arrived(rows)` on this thread each time the copies of rows [0, rows) are
 // enqueued on `stream` (rows: a multiple of `align_rows`, or n), so that the caller can enqueue
 // work on those rows behind them on another stream (engine.cu: upload_and_enqueue_arriving).
@@ -24,11 +26,11 @@ void upload_matrix(void* dev, int64_t dev_ld, const void* host, int64_t n, int64
 // (tests: many chunks at small n).
 void upload_matrix_arriving(void* dev, int64_t dev_ld, const void* host, int64_t n,
                             int64_t host_ld, int elem_size, void* stream, int64_t align_rows,
-                            const std::function<void(int64_t)>& arrived);
+                            const std::function<void(int64_t)>& arrived, int64_t rows = -1);
 // The reverse: device matrix (leading dimension dev_ld) -> host rows (leading dimension
-// host_ld); returns when done.
+// host_ld); returns when done. `rows` as for upload_matrix.
 void download_matrix(void* host, int64_t host_ld, const void* dev, int64_t n, int64_t dev_ld,
-                     int elem_size, void* stream);
+                     int elem_size, void* stream, int64_t rows = -1);
 
 // Rows of a host matrix: `rows` rows of `row_bytes`, `pitch` bytes apart.
 struct HostRows {

@@ -1,0 +1,260 @@
+"""apsp.solve_batch: many graphs of one size in one call, a (count, n, n) array in and out.
+
+Each graph gets exactly what apsp.solve gives it (edge rules, checks, unreachable pairs, negative
+cycles); the engines run them side by side: the CUDA engine solves graphs of n <= 256 in one
+launch, one thread block (n <= 64) or one thread-block cluster each, the CPU engine graphs below
+256 vertices one thread each (engine.cu: solve_cuda_batch; fw_cpu.cpp: solve_cpu_batch). Host arrays (NumPy, torch CPU tensors, nested
+lists) go to the first usable GPU, else the CPU engine; torch and CuPy device arrays are solved
+where they live, on the caller's current stream, and never leave the GPU.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._devices import Target, default_host_target, parse_device
+from ._errors import NegativeCycleError
+from ._intake import (InPlaceWrite, as_host_array, as_torch_kind, check_torch_layout, classify,
+                      is_torch, wrap_host_result, writes_reach)
+from ._memory import check_host_memory
+from ._solve import NATIVE_DTYPES, computed_dtype
+
+
+def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
+                overwrite: bool = False, device: Any = None, check: bool = True) -> Any:
+    """All-pairs shortest paths of a batch of graphs of one size: ``graphs[b]`` is graph b's
+    n x n weight matrix, with :func:`apsp.solve`'s conventions, and ``result[b]`` is what
+    ``apsp.solve(graphs[b], ...)`` returns for it.
+
+    Graphs of different sizes go in padded to the largest n with "no edge" (``+inf``, or the
+    integer INF): a padding vertex has no edges, so it changes no other distance, and its own
+    rows and columns come out unreachable (0 on the diagonal). This is how graph-transformer
+    batches (Graphormer's shortest-path features) are laid out already.
+
+    Parameters
+    ----------
+    graphs : array-like (count, n, n)
+        NumPy arrays (nested lists, torch CPU tensors), or torch / CuPy arrays on a GPU, which
+        are solved there on the caller's current stream. The dtypes of :func:`apsp.solve`.
+    directed, unweighted : bool
+        As for :func:`apsp.solve`, for every graph.
+    overwrite : bool
+        Write the distances into ``graphs`` itself and return it (rows contiguous, a natively
+        computed dtype; otherwise ``ValueError``). After an error, graphs other than the one
+        named may already hold their distances.
+    device : None, "cpu", "cuda", "cuda:N"
+        As for :func:`apsp.solve`; one device (a batch is not split over several GPUs).
+    check : bool
+        Device arrays only, as for :func:`apsp.solve`: False skips the input checks and the
+        negative-cycle check, and the call returns once the work is enqueued.
+
+    Returns
+    -------
+    An array of the input's kind, (count, n, n), in the computed dtype.
+
+    Raises
+    ------
+    The errors of :func:`apsp.solve`, for the first graph that has one, its message led by
+    ``graph b of the batch:``; a :class:`apsp.NegativeCycleError` also has ``.graph = b``.
+    ``ValueError`` for an array that is not (count, n, n).
+    """
+    try:
+        return _dispatch(graphs, bool(directed), bool(unweighted), bool(overwrite), device,
+                         bool(check))
+    except NegativeCycleError as exc:
+        if exc.graph is not None:  # name one cycle of that graph in its untouched input
+            lead = f"graph {exc.graph} of the batch: "
+            exc.args = (str(exc).removeprefix(lead),)
+            try:
+                if not overwrite:
+                    from ._cycles import name_cycle
+
+                    name_cycle(exc, graphs[exc.graph], directed)
+            finally:
+                exc.args = (lead + str(exc),)
+        raise
+
+
+def _dispatch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
+              check: bool) -> Any:
+    kind = classify(graphs)
+    if kind == "sparse":
+        raise TypeError("apsp.solve_batch takes a (count, n, n) array; a scipy.sparse matrix is one "
+                        "graph: solve it with apsp.solve")
+    if kind == "device":
+        if is_torch(graphs):
+            return _solve_torch(graphs, directed, unweighted, overwrite, device, check)
+        module = type(graphs).__module__
+        if module == "cupy" or module.startswith("cupy."):
+            return _solve_cupy(graphs, directed, unweighted, overwrite, device, check)
+        raise TypeError(f"apsp.solve_batch takes NumPy arrays and torch or CuPy arrays; a "
+                        f"{type(graphs).__name__} on a GPU can go through torch.from_dlpack or "
+                        "cupy.from_dlpack first (no copy), or each graph through apsp.solve")
+    if isinstance(graphs, (list, tuple)) and len({np.shape(g) for g in graphs}) > 1:
+        raise ValueError(f"graphs of different shapes ({sorted({np.shape(g) for g in graphs})}): "
+                         "pad each to the largest n with no-edge entries (+inf, or apsp.INT32_INF "
+                         "/ INT64_INF for integers), which change no distance, and stack them")
+    arr = as_host_array(graphs)
+    if overwrite and not writes_reach(graphs, arr):
+        raise ValueError(f"overwrite=True cannot write into a {type(graphs).__name__}: it had to "
+                         "be converted to a new array. Pass a NumPy array, or overwrite=False.")
+    with InPlaceWrite(graphs if overwrite and is_torch(graphs) else None):
+        result = _solve_host(arr, directed, unweighted, overwrite, device)
+    return wrap_host_result(graphs, result)
+
+
+def batch_shape(shape: tuple) -> tuple[int, int]:
+    """(count, n) of a (count, n, n) shape; ValueError naming the shape otherwise."""
+    if len(shape) != 3 or shape[1] != shape[2]:
+        hint = " (one graph: use apsp.solve)" if len(shape) == 2 else ""
+        raise ValueError(f"graphs must be a (count, n, n) array of square graphs, got shape "
+                         f"{tuple(shape)}{hint}")
+    return int(shape[0]), int(shape[1])
+
+
+def _layout_problems(strides: tuple, count: int, n: int, itemsize: int) -> list[str]:
+    """Why a (count, n, n) array with these strides (bytes) cannot be solved where it is: rows
+    must be contiguous, and neither rows nor graphs may overlap."""
+    s0, s1, s2 = strides
+    reasons = []
+    if n > 1 and s2 != itemsize:
+        reasons.append(f"its rows are not contiguous (strides {tuple(strides)} bytes)")
+    elif n > 1 and (s1 < n * itemsize or s1 % itemsize):
+        reasons.append(f"its rows overlap or are not whole items apart (row stride {s1} bytes)")
+    elif count > 1 and (s0 < n * (s1 if n > 1 else itemsize) or s0 % itemsize):
+        reasons.append(f"its graphs overlap or are not whole items apart (stride {s0} bytes)")
+    return reasons
+
+
+def _ld_and_stride(strides: tuple, n: int, itemsize: int) -> tuple[int, int]:
+    """(leading dimension, elements between graphs) from byte strides checked by _layout_problems."""
+    ld = strides[1] // itemsize if n > 1 else n
+    return ld, (strides[0] // itemsize if strides[0] >= n * ld * itemsize else n * ld)
+
+
+def _one_device(device: Any, actual: int) -> None:
+    """Device arrays are solved where they live: `device` may only confirm that."""
+    if device is None or str(device) == "cuda":
+        return
+    if isinstance(device, (list, tuple)):
+        raise ValueError(f"device={device!r}: a batch runs on one GPU; its graphs are solved side "
+                         "by side there (pass one device, or leave device=None)")
+    target = parse_device(device)
+    if target.engine == "cpu" or target.index != actual:
+        raise ValueError(f"graphs live on cuda:{actual} but device={device!r} was asked; apsp "
+                         "solves device arrays where they are: move them first, or leave "
+                         "device=None")
+
+
+# ---- host arrays -------------------------------------------------------------------------------
+
+def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
+                device: Any) -> np.ndarray:
+    count, n = batch_shape(arr.shape)
+    dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
+    if isinstance(device, (list, tuple)):
+        raise ValueError(f"device={device!r}: a batch runs on one device; its graphs are solved "
+                         "side by side there (pass one device, or leave device=None)")
+    parsed = parse_device(device)
+    target: Target = default_host_target() if parsed is None else parsed
+    if overwrite:
+        reasons = _layout_problems(arr.strides, count, n, arr.itemsize)
+        if arr.dtype not in NATIVE_DTYPES or arr.dtype.byteorder not in "=|":
+            reasons.append(f"its dtype {arr.dtype} is not computed natively (float32, float64, "
+                           "int32, int64)")
+        if not arr.flags.writeable:
+            reasons.append("it is read-only")
+        if not arr.flags.aligned:
+            reasons.append("its data is not aligned to its elements")
+        if reasons:
+            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
+                             + ". Pass overwrite=False to get a new array.")
+        source, out = arr, None
+    else:
+        check_host_memory(arr.size * dtype.itemsize, f"a batch of {count} n={n} {dtype} graphs",
+                          "solve it in parts, or pass overwrite=True")
+        if (target.engine == "cuda" and arr.dtype == dtype and arr.flags.aligned
+                and not _layout_problems(arr.strides, count, n, arr.itemsize)):
+            # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
+            source, out = arr, np.empty(arr.shape, dtype)
+        else:
+            source, out = np.array(arr, dtype=dtype, order="C", copy=True), None
+    if count and n:
+        _core.solve_batch_host(source, target.engine, max(target.index, 0), directed, unweighted,
+                               out)
+    return source if out is None else out
+
+
+# ---- device arrays -----------------------------------------------------------------------------
+
+def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
+                 check: bool) -> Any:
+    from ._device_arrays import _out_of_memory, _torch_current_stream, _torch_modules
+
+    torch, _ = _torch_modules()
+    if not graphs.is_cuda:
+        raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
+                         "devices and the CPU: move it with tensor.to('cuda') or tensor.cpu()")
+    check_torch_layout(graphs)
+    tensor = graphs.detach() if graphs.requires_grad else graphs  # data: autograd records nothing
+    index = graphs.get_device()
+    _one_device(device, index)
+    count, n = batch_shape(tuple(tensor.shape))
+    name = str(tensor.dtype)[len("torch."):]
+    _core.check_device_dtype(name, "graphs")
+    size = tensor.element_size()
+    if overwrite:
+        reasons = _layout_problems(tuple(s * size for s in tensor.stride()), count, n, size)
+        if tensor.is_neg() or tensor.is_conj():
+            reasons.append("it is a lazily negated view (call tensor.resolve_neg() first)")
+        if reasons:
+            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
+                             + ". Pass overwrite=False to get a new tensor.")
+        work = tensor
+    else:
+        try:
+            work = torch.empty((count, n, n), dtype=tensor.dtype, device=tensor.device)
+        except torch.cuda.OutOfMemoryError as e:
+            raise _out_of_memory(e, n, count * size, False, index,
+                                 torch.cuda.mem_get_info(index)[0]) from None
+        work.copy_(tensor)  # on the current stream, as the solve below
+    if count and n:
+        ld, stride = _ld_and_stride(tuple(s * size for s in work.stride()), n, size)
+        with InPlaceWrite(graphs if overwrite else None):
+            _core.solve_batch_device(work.data_ptr(), count, n, ld, stride, name, index,
+                                     _torch_current_stream(torch, index), directed, unweighted,
+                                     check, check)
+    return graphs if overwrite else as_torch_kind(graphs, work)
+
+
+def _solve_cupy(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
+                check: bool) -> Any:
+    import cupy
+
+    from ._device_arrays import _out_of_memory
+
+    index = int(graphs.device.id)
+    _one_device(device, index)
+    count, n = batch_shape(tuple(graphs.shape))
+    name = graphs.dtype.name
+    _core.check_device_dtype(name, "graphs")
+    size = graphs.itemsize
+    if overwrite:
+        reasons = _layout_problems(tuple(graphs.strides), count, n, size)
+        if reasons:
+            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
+                             + ". Pass overwrite=False to get a new array.")
+    with cupy.cuda.Device(index):  # CuPy's current stream and allocations are per device
+        stream = int(cupy.cuda.get_current_stream().ptr)
+        try:
+            work = graphs if overwrite else graphs.copy(order="C")  # on the current stream
+        except cupy.cuda.memory.OutOfMemoryError as e:
+            raise _out_of_memory(e, n, count * size, False, index,
+                                 cupy.cuda.runtime.memGetInfo()[0]) from None
+        if count and n:
+            ld, stride = _ld_and_stride(tuple(work.strides), n, size)
+            _core.solve_batch_device(int(work.data.ptr), count, n, ld, stride, name, index, stream,
+                                     directed, unweighted, check, check)
+    return work
