@@ -138,16 +138,18 @@ apsp::Batch host_batch(const py::buffer_info& info, const char* what) {
   if (info.ndim != 3 || info.shape[1] != info.shape[2])
     throw py::value_error(std::string(what) + " must be a (count, n, n) array");
   const auto item = info.itemsize;
-  const int64_t n = info.shape[1];
-  if ((n > 1 && info.strides[2] != item) || info.strides[1] % item != 0 ||
-      info.strides[0] % item != 0 || info.strides[0] < 0 || info.strides[1] < 0)
-    throw py::value_error(std::string(what) +
-                          "'s rows must be contiguous, with positive strides in whole items");
+  const int64_t n = info.shape[1], count = info.shape[0];
+  // Strides of a dimension of length 1 (or 0) are never used, whatever they are.
+  auto bad = [&](int64_t stride) { return stride < 0 || stride % item != 0; };
+  if ((n > 1 && (info.strides[2] != item || bad(info.strides[1]))) ||
+      (count > 1 && bad(info.strides[0])))
+    throw py::value_error(std::string("the rows of ") + what +
+                          " must be contiguous, with positive strides in whole items");
   apsp::Batch batch;
   batch.first = apsp::Matrix{info.ptr, n, n > 1 ? info.strides[1] / item : n,
                              dtype_from_buffer(info)};
-  batch.count = info.shape[0];
-  batch.stride = info.strides[0] / item;
+  batch.count = count;
+  batch.stride = count > 1 ? info.strides[0] / item : n * batch.first.ld;
   return batch;
 }
 

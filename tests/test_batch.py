@@ -116,6 +116,35 @@ def test_negative_cycle_names_the_graph_and_a_cycle(device, rng, n):
     assert again.value.graph == 1 and again.value.cycle == []
 
 
+@pytest.mark.parametrize("n", [6, 260])
+def test_the_lowest_failing_graph_is_reported(device, rng, n):
+    """A negative cycle (found after solving) and a NaN (found before) in one batch: the error is
+    the lower graph's, whichever kind it is, on every engine and path."""
+    g = batch_of(rng, 6, n, np.float64)
+    g[2] = negative_cycle_graph(rng, n)
+    g[4, 1, 2] = np.nan
+    with pytest.raises(apsp.NegativeCycleError) as exc:
+        apsp.solve_batch(g, device=device)
+    assert exc.value.graph == 2
+    g[1, 0, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^graph 1 of the batch: graph\[0, 1\] is NaN"):
+        apsp.solve_batch(g, device=device)
+
+
+def test_strides_of_length_one_dimensions_do_not_matter(device, rng):
+    one = np.flip(batch_of(rng, 1, 7, np.float32), 0)  # shape (1, 7, 7), a negative graph stride
+    np.testing.assert_array_equal(apsp.solve_batch(one, device=device), solved_one_by_one(one, device))
+    dots = np.arange(3, dtype=np.float64).reshape(3, 1, 1)[:, ::-1]  # n = 1, a negative row stride
+    np.testing.assert_array_equal(apsp.solve_batch(dots, device=device), np.zeros((3, 1, 1)))
+
+
+def test_a_list_of_graphs_gets_its_cycle_named(device, rng):
+    g = [potential_negative_graph(rng, 8) for _ in range(3)] + [negative_cycle_graph(rng, 8)]
+    with pytest.raises(apsp.NegativeCycleError) as exc:
+        apsp.solve_batch(g, device=device)
+    assert exc.value.graph == 3 and exc.value.cycle
+
+
 def test_negative_cycle_error_survives_pickling():
     import pickle
 

@@ -71,7 +71,8 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
                 if not overwrite:
                     from ._cycles import name_cycle
 
-                    name_cycle(exc, graphs[exc.graph], directed)
+                    whole = graphs if classify(graphs) == "device" else as_host_array(graphs)
+                    name_cycle(exc, whole[exc.graph], directed)
             finally:
                 exc.args = (lead + str(exc),)
         raise
@@ -124,7 +125,8 @@ def _layout_problems(strides: tuple, count: int, n: int, itemsize: int) -> list[
     elif n > 1 and (s1 < n * itemsize or s1 % itemsize):
         reasons.append(f"its rows overlap or are not whole items apart (row stride {s1} bytes)")
     elif count > 1 and (s0 < n * (s1 if n > 1 else itemsize) or s0 % itemsize):
-        reasons.append(f"its graphs overlap or are not whole items apart (stride {s0} bytes)")
+        reasons.append(f"its graphs do not lie one after another, each past the last, a whole "
+                       f"number of items apart (stride {s0} bytes)")
     return reasons
 
 
@@ -175,7 +177,8 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
     else:
         check_host_memory(arr.size * dtype.itemsize, f"a batch of {count} n={n} {dtype} graphs",
                           "solve it in parts, or pass overwrite=True")
-        if (target.engine == "cuda" and arr.dtype == dtype and arr.flags.aligned
+        evenly = count <= 1 or n <= 1 or arr.strides[0] == n * arr.strides[1]  # one copy each way
+        if (target.engine == "cuda" and arr.dtype == dtype and arr.flags.aligned and evenly
                 and not _layout_problems(arr.strides, count, n, arr.itemsize)):
             # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
             source, out = arr, np.empty(arr.shape, dtype)

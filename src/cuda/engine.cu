@@ -2651,23 +2651,33 @@ struct BatchNegative {
   std::vector<int64_t> vertices;
 };
 
+// An input error of graph e (input checks on) is raised only once graphs [0, e) are solved and
+// none of them has a negative cycle: the lowest failing graph's error is the batch's, as on the
+// CPU engine (graphs from e on are left as they were).
 template <class T>
 BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles tiles,
                                    cudaStream_t stream) {
   const int64_t n = batch.first.n, ld = batch.first.ld, count = batch.count;
   T* d = static_cast<T*>(batch.first.data);
-  const size_t stats_bytes = size_t(count) * sizeof(DeviceStats);
+  const bool stats = opt.check_input || opt.check_negative_cycles;
+  const size_t stats_bytes = stats ? size_t(count) * sizeof(DeviceStats) : 0;
   const size_t neg_bytes = opt.check_negative_cycles ? size_t(count) * size_t(n) * 8 : 0;
-  AsyncBuffer buf(stats_bytes + neg_bytes, stream);
-  auto* st = static_cast<DeviceStats*>(buf.ptr);
-  int64_t* negative =
-      opt.check_negative_cycles ? reinterpret_cast<int64_t*>(static_cast<char*>(buf.ptr) + stats_bytes)
-                                : nullptr;
-  // first_nan and first_neg_inf start at "none" (all ones), every later field at 0 (init_stats).
-  constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
-  APSP_CUDA_CHECK(cudaMemset2DAsync(st, sizeof(DeviceStats), 0xff, ones, size_t(count), stream));
-  APSP_CUDA_CHECK(cudaMemset2DAsync(&st->max_abs_float, sizeof(DeviceStats), 0,
-                                    sizeof(DeviceStats) - ones, size_t(count), stream));
+  std::unique_ptr<AsyncBuffer> buf;
+  DeviceStats* st = nullptr;
+  int64_t* negative = nullptr;
+  if (stats) {
+    buf = std::make_unique<AsyncBuffer>(stats_bytes + neg_bytes, stream);
+    st = static_cast<DeviceStats*>(buf->ptr);
+    if (opt.check_negative_cycles)
+      negative = reinterpret_cast<int64_t*>(static_cast<char*>(buf->ptr) + stats_bytes);
+    // first_nan and first_neg_inf start at "none" (all ones), every later field at 0 (init_stats).
+    constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
+    APSP_CUDA_CHECK(cudaMemset2DAsync(st, sizeof(DeviceStats), 0xff, ones, size_t(count), stream));
+    APSP_CUDA_CHECK(cudaMemset2DAsync(&st->max_abs_float, sizeof(DeviceStats), 0,
+                                      sizeof(DeviceStats) - ones, size_t(count), stream));
+  }
+  int64_t solved = count;  // graphs [0, solved) are solved: all, or those before an input error
+  std::exception_ptr input_error;
   if (opt.check_input) {
     for (int64_t b0 = 0; b0 < count; b0 += kBatchLaunch) {
       const dim3 grid(1, unsigned(std::min<int64_t>(n, 8)),
@@ -2679,21 +2689,23 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
     std::vector<DeviceStats> h(static_cast<size_t>(count));
     APSP_CUDA_CHECK(cudaMemcpyAsync(h.data(), st, stats_bytes, cudaMemcpyDeviceToHost, stream));
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int64_t b = 0; b < count; ++b) {
+    for (int64_t b = 0; b < count && !input_error; ++b) {
       try {
         check_input_stats(batch.graph(b), to_input_stats(h[size_t(b)], opt, n).input);
       } catch (...) {
-        rethrow_for_graph(std::current_exception(), b);
+        input_error = std::current_exception();
+        solved = b;
       }
     }
   }
-  for (int64_t b0 = 0; b0 < count; b0 += kBatchLaunch) {
-    const unsigned graphs = unsigned(std::min(kBatchLaunch, count - b0));
+  for (int64_t b0 = 0; b0 < solved; b0 += kBatchLaunch) {
+    const unsigned graphs = unsigned(std::min(kBatchLaunch, solved - b0));
     T* first = d + b0 * batch.stride;
+    DeviceStats* gst = st ? st + b0 : nullptr;
     int64_t* neg = negative ? negative + b0 * n : nullptr;
     if (tiles == Tiles::small) {
       small_solve_kernel<T><<<graphs, Small::threads, 0, stream>>>(
-          first, int(n), ld, opt.directed, opt.unweighted, st + b0, neg, batch.stride);
+          first, int(n), ld, opt.directed, opt.unweighted, gst, neg, batch.stride);
       APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
     } else {
       const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
@@ -2701,29 +2713,31 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
       cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
       cfg.gridDim = dim3(unsigned(S * S) * graphs);
       APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, first, int(n), ld, S,
-                                         opt.directed, opt.unweighted, st + b0, neg,
-                                         batch.stride));
+                                         opt.directed, opt.unweighted, gst, neg, batch.stride));
     }
   }
   BatchNegative found;
-  if (!negative) return found;
-  std::vector<unsigned long long> counts(static_cast<size_t>(count));
-  APSP_CUDA_CHECK(cudaMemcpy2DAsync(counts.data(), sizeof(unsigned long long), &st->negative_count,
-                                    sizeof(DeviceStats), sizeof(unsigned long long), size_t(count),
-                                    cudaMemcpyDeviceToHost, stream));
-  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (int64_t b = 0; b < count; ++b) {
-    const unsigned long long c = counts[size_t(b)];
-    if (c == 0) continue;
-    if (c > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
-    found.graph = b;
-    found.vertices.resize(size_t(c));
-    APSP_CUDA_CHECK(cudaMemcpyAsync(found.vertices.data(), negative + b * n, size_t(c) * 8,
-                                    cudaMemcpyDeviceToHost, stream));
+  if (negative && solved > 0) {
+    std::vector<unsigned long long> counts(static_cast<size_t>(solved));
+    APSP_CUDA_CHECK(cudaMemcpy2DAsync(counts.data(), sizeof(unsigned long long),
+                                      &st->negative_count, sizeof(DeviceStats),
+                                      sizeof(unsigned long long), size_t(solved),
+                                      cudaMemcpyDeviceToHost, stream));
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::sort(found.vertices.begin(), found.vertices.end());
-    break;
+    for (int64_t b = 0; b < solved; ++b) {
+      const unsigned long long c = counts[size_t(b)];
+      if (c == 0) continue;
+      if (c > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
+      found.graph = b;
+      found.vertices.resize(size_t(c));
+      APSP_CUDA_CHECK(cudaMemcpyAsync(found.vertices.data(), negative + b * n, size_t(c) * 8,
+                                      cudaMemcpyDeviceToHost, stream));
+      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::sort(found.vertices.begin(), found.vertices.end());
+      break;
+    }
   }
+  if (input_error && found.graph < 0) rethrow_for_graph(input_error, solved);
   return found;
 }
 
@@ -2770,7 +2784,10 @@ BatchNegative solve_batch_on_stream(const Batch& batch, const Options& options, 
     std::vector<int64_t> negative;
     try {
       negative = solve_device_matrix(batch.graph(b), PredMatrix{}, opt, device, stream);
-    } catch (...) {
+    } catch (const Error& e) {
+      // a lower graph's negative cycle goes before this graph's input error
+      const bool input = dynamic_cast<const ValueError*>(&e) || dynamic_cast<const OverflowError*>(&e);
+      if (input && found.graph >= 0) return found;
       rethrow_for_graph(std::current_exception(), b);
     }
     if (!negative.empty() && found.graph < 0) found = BatchNegative{b, std::move(negative)};
@@ -2971,7 +2988,9 @@ void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options&
   if (count == 0 || n == 0) return;
   DeviceGuard guard(device);
   const int es = dtype_size(dist.first.dtype);
-  const uint64_t graph_bytes = uint64_t(n) * uint64_t(n) * uint64_t(es);
+  // Rows on 128-byte lines, as one host solve's working matrix (working_ld): the same plans.
+  const int64_t dev_ld = working_ld(n, es);
+  const uint64_t graph_bytes = uint64_t(n) * uint64_t(dev_ld) * uint64_t(es);
   std::ostringstream what;
   what << "a batch of " << count << " n=" << n << " " << dtype_name(dist.first.dtype) << " graphs";
   const uint64_t stats_bytes = uint64_t(count) * (sizeof(DeviceStats) + 8 * n) +
@@ -2979,18 +2998,22 @@ void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options&
   require_device_memory(uint64_t(count) * graph_bytes + stats_bytes, what.str());
   OwnStream stream;
   DeviceBuffer dbuf(size_t(count) * graph_bytes);
-  const Batch dev{Matrix{dbuf.ptr, n, n, dist.first.dtype}, count, n * n};
+  const Batch dev{Matrix{dbuf.ptr, n, dev_ld, dist.first.dtype}, count, n * dev_ld};
   // Host graphs whose rows lie evenly (stride n * ld) travel as one matrix of count * n rows.
-  auto copies = [&](const Batch& host) { return host.stride == n * host.first.ld || count == 1 ? 1 : count; };
+  auto copies = [&](const Batch& host) {
+    return host.stride == n * host.first.ld || count == 1 ? int64_t(1) : count;
+  };
   auto rows = [&](const Batch& host) { return copies(host) == 1 ? count * n : n; };
+  std::function<void()> poll;  // Ctrl-C between the upload's chunks
+  if (options.poll) poll = [&] { options.poll(options.progress_ctx); };
   for (int64_t b = 0; b < copies(input); ++b)
-    upload_matrix(static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, input.graph(b).data,
-                  n, input.first.ld, es, stream.s, {}, rows(input));
+    upload_matrix(static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, dev_ld,
+                  input.graph(b).data, n, input.first.ld, es, stream.s, poll, rows(input));
   const BatchNegative found = solve_batch_on_stream(dev, options, device, stream.s);
   for (int64_t b = 0; b < copies(dist); ++b)
     download_matrix(dist.graph(b).data, dist.first.ld,
-                    static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, n, es, stream.s,
-                    rows(dist));
+                    static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, dev_ld, es,
+                    stream.s, rows(dist));
   raise_batch_negative(found, n);
 }
 
