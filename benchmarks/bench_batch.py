@@ -19,11 +19,9 @@ Usage: python benchmarks/bench_batch.py --bin BUILD_DIR --out DIR [--tag h200] [
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -31,7 +29,7 @@ import numpy as np
 import scipy.sparse.csgraph as csgraph
 
 import apsp
-from machine_facts import machine, source_digest
+from machine_facts import gpu_ceilings, machine, results_doc
 
 CASES = ((1024, 32), (8192, 32), (4096, 64), (1024, 128), (256, 256))  # (graphs, n)
 
@@ -84,9 +82,7 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     import torch
 
-    ceil = json.loads(subprocess.run([os.path.join(args.bin, "ceiling")], capture_output=True,
-                                     text=True, check=True).stdout)
-    peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
+    ceilings, peak = gpu_ceilings(args.bin)
     ceiling_of = {"int32": "int32", "float32": "float32"}
     results, rows = [], []
 
@@ -161,10 +157,8 @@ def main() -> int:
                   f"cpu batch {r['cpu_batch'] * 1e3:.1f}, scipy {r['scipy'] * 1e3:.0f} ms; "
                   f"{count * n ** 3 / b / peak[ceiling_of[dtype]]:.1%} of the ceiling; "
                   f"equal {equal}", flush=True)
-    doc = {"benchmark": "bench_batch.py", "command": " ".join(["python", *sys.argv]),
-           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": machine(), "source": source_digest(), "ceilings": ceil["ceilings"],
-           "results": results, "measured": rows}
+    doc = results_doc("bench_batch.py", machine(), ceilings=ceilings, results=results,
+                      measured=rows)
     with open(os.path.join(args.out, f"batch_{args.tag}.json"), "w") as f:
         json.dump(doc, f, indent=1)
     with open(os.path.join(args.out, f"batch_{args.tag}_summary.md"), "w") as f:

@@ -25,18 +25,16 @@ Usage: python benchmarks/bench_split.py --bin BUILD_DIR --out DIR [--tag h200x2]
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 import apsp
-from machine_facts import machine, source_digest
+from machine_facts import gpu_ceilings, machine, results_doc
 from timing import engine_trace, env_set
 
 
@@ -112,9 +110,7 @@ def main() -> int:
               file=sys.stderr)
         return 2
     gpus = [f"cuda:{i}" for i in range(count)]
-    ceil = json.loads(subprocess.run([os.path.join(args.bin, "ceiling")], capture_output=True,
-                                     text=True, check=True).stdout)
-    peak = {c["dtype"]: c["updates_per_s"] for c in ceil["ceilings"]}
+    ceilings, peak = gpu_ceilings(args.bin)
     print("ceilings of one GPU:", {k: f"{v / 1e12:.2f} T/s" for k, v in peak.items()}, flush=True)
     try:
         import torch
@@ -183,10 +179,8 @@ def main() -> int:
                     f"({row['tensor_one_gpu_s'] * 1e3:.1f} ms)"))
     facts = machine()
     facts["gpu"] = f"{count}x {facts['gpu']}"  # the GPUs of one solve
-    doc = {"benchmark": "bench_split.py", "command": " ".join(["python", *sys.argv]),
-           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": facts, "source": source_digest(), "ceilings_of_one_gpu": ceil["ceilings"],
-           "results": results, "measured": rows}
+    doc = results_doc("bench_split.py", facts, ceilings_of_one_gpu=ceilings, results=results,
+                      measured=rows)
     with open(os.path.join(args.out, f"split_{args.tag}.json"), "w") as f:
         json.dump(doc, f, indent=1)
     with open(os.path.join(args.out, f"split_{args.tag}_summary.md"), "w") as f:

@@ -1,14 +1,18 @@
 """The machine description every benchmark writes into its JSON (the `machine` field of the
 schema in report.py): CPU model, cores, and for GPU runs the GPU name, driver and CUDA version;
 and the digest of the source tree that was built (the `source` field), which names the code a
-result came from where the checkout has no usable git history (the device machine's copy).
+result came from where the checkout has no usable git history (the device machine's copy); the
+header of a results file (results_doc) and the GPU's min-plus ceilings (gpu_ceilings).
 `python benchmarks/machine_facts.py` prints the working tree's digest, to match a result to it."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import json
 import os
 import platform
 import subprocess
+import sys
 from typing import Any
 
 
@@ -54,6 +58,23 @@ def source_digest(root: str = ROOT) -> str:
         with open(os.path.join(root, rel), "rb") as f:
             h.update(f.read() + b"\0")
     return h.hexdigest()[:16]
+
+
+def results_doc(benchmark: str, facts: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A results file's header (report.py's schema: benchmark, command, date, machine, source)
+    followed by `fields`."""
+    return {"benchmark": benchmark, "command": " ".join(["python", *sys.argv]),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "machine": facts, "source": source_digest(), **fields}
+
+
+def gpu_ceilings(bin_dir: str) -> tuple[list, dict[str, float]]:
+    """The GPU's measured min-plus peaks (benchmarks/ceiling.cu, compiled in `bin_dir`): the
+    ceilings as the schema lists them, and updates/s by dtype."""
+    out = subprocess.run([os.path.join(bin_dir, "ceiling")], capture_output=True, text=True,
+                         check=True).stdout
+    ceilings = json.loads(out)["ceilings"]
+    return ceilings, {c["dtype"]: c["updates_per_s"] for c in ceilings}
 
 
 def machine(gpu: bool = True) -> dict[str, Any]:
