@@ -19,7 +19,6 @@ Usage: python benchmarks/bench_batch.py --bin BUILD_DIR --out DIR [--tag h200] [
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -29,7 +28,7 @@ import numpy as np
 import scipy.sparse.csgraph as csgraph
 
 import apsp
-from machine_facts import gpu_ceilings, machine, results_doc
+from machine_facts import gpu_ceilings, machine, results_doc, save_results
 
 CASES = ((1024, 32), (8192, 32), (4096, 64), (1024, 128), (256, 256))  # (graphs, n)
 
@@ -159,25 +158,22 @@ def main() -> int:
                   f"equal {equal}", flush=True)
     doc = results_doc("bench_batch.py", machine(), ceilings=ceilings, results=results,
                       measured=rows)
-    with open(os.path.join(args.out, f"batch_{args.tag}.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(args.out, f"batch_{args.tag}_summary.md"), "w") as f:
-        f.write(f"# apsp.solve_batch: many small graphs in one call ({doc['machine']['gpu']})\n\n"
-                f"`{doc['command']}`, source {doc['source']}, {doc['date']}. Milliseconds for "
-                "the whole batch; GPU rows by CUDA events on the tensor's stream (median of "
-                f"{args.reps}), the others wall time. % of peak: the batch's updates (count x "
-                "n^3) a second against the GPU's measured min-plus ceiling. SciPy: one core, "
-                f"float64, timed on {args.scipy} graphs and scaled.\n\n"
-                "| dtype | graphs | n | solve_batch ms | % of peak | check=False ms | from NumPy ms "
-                "| apsp.solve per graph ms | PyTorch loop ms | CPU engine batch ms | SciPy per graph "
-                "ms | equal |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-        for r in rows:
-            f.write(f"| {r['dtype']} | {r['count']} | {r['n']} | {r['batch'] * 1e3:.3f}"
-                    f" | {r['count'] * r['n'] ** 3 / r['batch'] / peak[ceiling_of[r['dtype']]]:.1%}"
-                    f" | {r['batch_unchecked'] * 1e3:.3f} | {r['batch_numpy'] * 1e3:.2f}"
-                    f" | {r['per_graph'] * 1e3:.1f} | {r['torch_loop'] * 1e3:.2f}"
-                    f" | {r['cpu_batch'] * 1e3:.1f} | {r['scipy'] * 1e3:.0f}"
-                    f" | {'yes' if r['equal'] else 'NO'} |\n")
+    table = ["| dtype | graphs | n | solve_batch ms | % of peak | check=False ms | from NumPy ms "
+             "| apsp.solve per graph ms | PyTorch loop ms | CPU engine batch ms | SciPy per graph "
+             "ms | equal |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['dtype']} | {r['count']} | {r['n']} | {r['batch'] * 1e3:.3f}"
+                     f" | {r['count'] * r['n'] ** 3 / r['batch'] / peak[ceiling_of[r['dtype']]]:.1%}"
+                     f" | {r['batch_unchecked'] * 1e3:.3f} | {r['batch_numpy'] * 1e3:.2f}"
+                     f" | {r['per_graph'] * 1e3:.1f} | {r['torch_loop'] * 1e3:.2f}"
+                     f" | {r['cpu_batch'] * 1e3:.1f} | {r['scipy'] * 1e3:.0f}"
+                     f" | {'yes' if r['equal'] else 'NO'} |")
+    save_results(args.out, f"batch_{args.tag}", doc,
+                 f"apsp.solve_batch: many small graphs in one call ({doc['machine']['gpu']})",
+                 "Milliseconds for the whole batch; GPU rows by CUDA events on the tensor's "
+                 f"stream (median of {args.reps}), the others wall time. % of peak: the batch's "
+                 "updates (count x n^3) a second against the GPU's measured min-plus ceiling. "
+                 f"SciPy: one core, float64, timed on {args.scipy} graphs and scaled.", table)
     if not all_equal:
         print("a result differs from apsp.solve per graph", file=sys.stderr)
         return 1

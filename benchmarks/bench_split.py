@@ -25,7 +25,6 @@ Usage: python benchmarks/bench_split.py --bin BUILD_DIR --out DIR [--tag h200x2]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -34,7 +33,7 @@ import time
 import numpy as np
 
 import apsp
-from machine_facts import gpu_ceilings, machine, results_doc
+from machine_facts import gpu_ceilings, machine, results_doc, save_results
 from timing import engine_trace, env_set
 
 
@@ -181,34 +180,31 @@ def main() -> int:
     facts["gpu"] = f"{count}x {facts['gpu']}"  # the GPUs of one solve
     doc = results_doc("bench_split.py", facts, ceilings_of_one_gpu=ceilings, results=results,
                       measured=rows)
-    with open(os.path.join(args.out, f"split_{args.tag}.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(args.out, f"split_{args.tag}_summary.md"), "w") as f:
-        f.write(f"# One solve split over {count} GPUs against one GPU ({facts['gpu']})\n\n"
-                f"`{doc['command']}`, source {doc['source']}, {doc['date']}. Solve: the "
-                "device work between upload and download (APSP_CUDA_TRACE's stage), median of "
-                f"{args.reps}; the one-GPU solve uploaded first, as the split's is. Ceiling: one "
-                f"GPU's measured min-plus peak, {count}x for the split. End to end: wall time "
-                "from NumPy to NumPy, the one-GPU solve as apsp runs it (int32 solved while it "
-                "arrives), median of the same calls. Where the split did not run (below its "
-                "threshold) both columns are one GPU's. Equal: the split's result is the one-GPU "
-                "result bit for bit. Tensor: the same graph as a torch tensor on cuda:0 solved in "
-                "place (check=False), CUDA events on its stream, one GPU against the split.\n\n"
-                "| dtype | n | split ran | equal | one GPU solve ms | % of 1x peak | split solve ms | % of "
-                f"{count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup "
-                "| tensor one GPU ms | tensor split ms | tensor speedup |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-        for r in rows:
-            f.write(f"| {r['dtype']} | {r['n']} | {'yes' if r['split_ran'] else 'no'}"
-                    f" | {'yes' if r['equal_to_one_gpu'] else 'NO'}"
-                    f" | {r['one_gpu_upload_first']['solve_stage_s'] * 1e3:.1f}"
-                    f" | {r['one_gpu_fraction_of_ceiling']:.1%} | {r['split']['solve_stage_s'] * 1e3:.1f}"
-                    f" | {r['fraction_of_ceiling']:.1%} | {r['speedup_solve_stage']:.2f}"
-                    f" | {r['one_gpu']['wall_s'] * 1e3:.1f} | {r['split']['wall_s'] * 1e3:.1f}"
-                    f" | {r['speedup_end_to_end']:.2f}"
-                    + (f" | {r['tensor_one_gpu_s'] * 1e3:.1f} | {r['tensor_split_s'] * 1e3:.1f}"
-                       f" | {r['tensor_speedup']:.2f} |\n" if "tensor_split_s" in r
-                       else " | | | |\n"))
+    table = ["| dtype | n | split ran | equal | one GPU solve ms | % of 1x peak | split solve ms | "
+             f"% of {count}x peak | speedup | one GPU e2e ms | split e2e ms | e2e speedup "
+             "| tensor one GPU ms | tensor split ms | tensor speedup |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['dtype']} | {r['n']} | {'yes' if r['split_ran'] else 'no'}"
+                     f" | {'yes' if r['equal_to_one_gpu'] else 'NO'}"
+                     f" | {r['one_gpu_upload_first']['solve_stage_s'] * 1e3:.1f}"
+                     f" | {r['one_gpu_fraction_of_ceiling']:.1%} | {r['split']['solve_stage_s'] * 1e3:.1f}"
+                     f" | {r['fraction_of_ceiling']:.1%} | {r['speedup_solve_stage']:.2f}"
+                     f" | {r['one_gpu']['wall_s'] * 1e3:.1f} | {r['split']['wall_s'] * 1e3:.1f}"
+                     f" | {r['speedup_end_to_end']:.2f}"
+                     + (f" | {r['tensor_one_gpu_s'] * 1e3:.1f} | {r['tensor_split_s'] * 1e3:.1f}"
+                        f" | {r['tensor_speedup']:.2f} |" if "tensor_split_s" in r else " | | | |"))
+    save_results(args.out, f"split_{args.tag}", doc,
+                 f"One solve split over {count} GPUs against one GPU ({facts['gpu']})",
+                 "Solve: the device work between upload and download (APSP_CUDA_TRACE's stage), "
+                 f"median of {args.reps}; the one-GPU solve uploaded first, as the split's is. "
+                 f"Ceiling: one GPU's measured min-plus peak, {count}x for the split. End to end: "
+                 "wall time from NumPy to NumPy, the one-GPU solve as apsp runs it (int32 solved "
+                 "while it arrives), median of the same calls. Where the split did not run (below "
+                 "its threshold) both columns are one GPU's. Equal: the split's result is the "
+                 "one-GPU result bit for bit. Tensor: the same graph as a torch tensor on cuda:0 "
+                 "solved in place (check=False), CUDA events on its stream, one GPU against the "
+                 "split.", table)
     if not equal_everywhere:
         print("a split's result differs from one GPU's", file=sys.stderr)
         return 1

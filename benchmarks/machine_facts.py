@@ -2,7 +2,8 @@
 schema in report.py): CPU model, cores, and for GPU runs the GPU name, driver and CUDA version;
 and the digest of the source tree that was built (the `source` field), which names the code a
 result came from where the checkout has no usable git history (the device machine's copy); the
-header of a results file (results_doc) and the GPU's min-plus ceilings (gpu_ceilings).
+header of a results file (results_doc), the file and its summary (save_results), and the GPU's
+min-plus ceilings (gpu_ceilings).
 `python benchmarks/machine_facts.py` prints the working tree's digest, to match a result to it."""
 from __future__ import annotations
 
@@ -66,6 +67,17 @@ def results_doc(benchmark: str, facts: dict[str, Any], **fields: Any) -> dict[st
     return {"benchmark": benchmark, "command": " ".join(["python", *sys.argv]),
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "machine": facts, "source": source_digest(), **fields}
+
+
+def save_results(out_dir: str, stem: str, doc: dict[str, Any], title: str, text: str,
+                 table: list[str]) -> None:
+    """`stem`.json (doc) and `stem`_summary.md: `# title`, the command, source and date, `text`,
+    then the markdown `table` (its lines)."""
+    with open(os.path.join(out_dir, f"{stem}.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    with open(os.path.join(out_dir, f"{stem}_summary.md"), "w") as f:
+        f.write(f"# {title}\n\n`{doc['command']}`, source {doc['source']}, {doc['date']}. {text}\n\n"
+                + "".join(line + "\n" for line in table))
 
 
 def gpu_ceilings(bin_dir: str) -> tuple[list, dict[str, float]]:
