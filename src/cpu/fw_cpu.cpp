@@ -134,18 +134,40 @@ struct Cpu {
     const T* r = row(i);
     const T inf = S::inf();
     if constexpr (std::is_floating_point_v<T>) {
-      // Off-diagonal finite edges and negative diagonal entries count towards max |w|.
+      // Off-diagonal finite edges and negative diagonal entries count towards max |w|. The
+      // off-diagonal columns in two branch-free runs, so that they vectorize (one loop with the
+      // diagonal's test in it compiled to scalar code: 9 ns an element, more than a small graph's
+      // solve; GPU_NOTES.md, fifty-eighth session), then the diagonal entry.
       T m = 0;
       int bad = 0, neg = 0, frac = 0;
-#pragma omp simd reduction(max : m) reduction(| : bad, neg, frac)
-      for (int64_t j = 0; j < n; ++j) {
-        const T w = r[j];
-        bad |= int(w != w) | int(w == -inf);
-        neg |= int(w < 0);
-        const T a = std::fabs(w);
-        m = std::max(m, (a < inf && (j != i || w < 0)) ? a : T(0));
-        frac |= int(a < inf && j != i && w != std::floor(w));
-      }
+      auto off_diagonal = [&](int64_t j0, int64_t j1) {
+        // locals: through the lambda's captures (the row pointer, the reductions) it did not
+        // vectorize
+        const T* __restrict__ row_j = r;
+        const T no_edge = inf;
+        T m1 = 0;
+        int bad1 = 0, neg1 = 0, frac1 = 0;
+#pragma omp simd reduction(max : m1) reduction(| : bad1, neg1, frac1)
+        for (int64_t j = j0; j < j1; ++j) {
+          const T w = row_j[j];
+          const T a = std::fabs(w);
+          const int finite = int(a < no_edge);  // 0 for NaN too
+          bad1 |= int(w != w) | int(w == -no_edge);
+          neg1 |= int(w < 0);
+          m1 = std::max(m1, finite ? a : T(0));
+          frac1 |= finite & int(w != std::floor(w));
+        }
+        m = std::max(m, m1);
+        bad |= bad1;
+        neg |= neg1;
+        frac |= frac1;
+      };
+      off_diagonal(0, i);
+      off_diagonal(i + 1, n);
+      const T d = r[i];
+      bad |= int(d != d) | int(d == -inf);
+      neg |= int(d < 0);
+      if (d < 0 && d > -inf) m = std::max(m, -d);
       st.max_abs_float = std::max(st.max_abs_float, double(m));
       st.negative = st.negative || neg;
       st.fractional = st.fractional || frac;
