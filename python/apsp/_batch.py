@@ -3,9 +3,10 @@
 Each graph gets exactly what apsp.solve gives it (edge rules, checks, unreachable pairs, negative
 cycles); the engines run them side by side: the CUDA engine solves graphs of n <= 256 in one
 launch, one thread block (n <= 64) or one thread-block cluster each, the CPU engine graphs below
-256 vertices one thread each (engine.cu: solve_cuda_batch; fw_cpu.cpp: solve_cpu_batch). Host arrays (NumPy, torch CPU tensors, nested
-lists) go to the first usable GPU, else the CPU engine; torch and CuPy device arrays are solved
-where they live, on the caller's current stream, and never leave the GPU.
+256 vertices one thread each (engine.cu: solve_cuda_batch; fw_cpu.cpp: solve_cpu_batch). Host
+arrays (NumPy, torch CPU tensors, nested lists) go to the first usable GPU, else the CPU engine;
+torch and CuPy device arrays are solved where they live, on the caller's current stream, and
+never leave the GPU.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from ._errors import NegativeCycleError
 from ._intake import (InPlaceWrite, as_host_array, as_torch_kind, check_torch_layout, classify,
                       is_torch, wrap_host_result, writes_reach)
 from ._memory import check_host_memory
-from ._solve import NATIVE_DTYPES, computed_dtype
+from ._solve import _layout_problems as solve_layout_problems
+from ._solve import computed_dtype
 
 
 def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
@@ -82,8 +84,8 @@ def _dispatch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, de
               check: bool) -> Any:
     kind = classify(graphs)
     if kind == "sparse":
-        raise TypeError("apsp.solve_batch takes a (count, n, n) array; a scipy.sparse matrix is one "
-                        "graph: solve it with apsp.solve")
+        raise TypeError("apsp.solve_batch takes a (count, n, n) array; a scipy.sparse matrix is "
+                        "one graph: solve it with apsp.solve")
     if kind == "device":
         if is_torch(graphs):
             return _solve_torch(graphs, directed, unweighted, overwrite, device, check)
@@ -115,39 +117,40 @@ def batch_shape(shape: tuple) -> tuple[int, int]:
     return int(shape[0]), int(shape[1])
 
 
+def _graphs_apart(strides: tuple, count: int, n: int, itemsize: int) -> list[str]:
+    """Why graphs with these byte strides (rows checked already) cannot be solved where they are:
+    each must lie past the last, a whole number of items on."""
+    s0, s1 = strides[0], strides[1]
+    if count > 1 and (s0 < n * (s1 if n > 1 else itemsize) or s0 % itemsize):
+        return [f"its graphs do not lie one after another, each past the last, a whole number of "
+                f"items apart (stride {s0} bytes)"]
+    return []
+
+
 def _layout_problems(strides: tuple, count: int, n: int, itemsize: int) -> list[str]:
-    """Why a (count, n, n) array with these strides (bytes) cannot be solved where it is: rows
-    must be contiguous, and neither rows nor graphs may overlap."""
-    s0, s1, s2 = strides
-    reasons = []
+    """Why a device array (count, n, n) with these strides (bytes) cannot be solved where it is:
+    rows must be contiguous, and neither rows nor graphs may overlap. (Host arrays: apsp.solve's
+    own checks of one graph, then _graphs_apart.)"""
+    s1, s2 = strides[1], strides[2]
     if n > 1 and s2 != itemsize:
-        reasons.append(f"its rows are not contiguous (strides {tuple(strides)} bytes)")
-    elif n > 1 and (s1 < n * itemsize or s1 % itemsize):
-        reasons.append(f"its rows overlap or are not whole items apart (row stride {s1} bytes)")
-    elif count > 1 and (s0 < n * (s1 if n > 1 else itemsize) or s0 % itemsize):
-        reasons.append(f"its graphs do not lie one after another, each past the last, a whole "
-                       f"number of items apart (stride {s0} bytes)")
-    return reasons
+        return [f"its rows are not contiguous (strides {tuple(strides)} bytes)"]
+    if n > 1 and (s1 < n * itemsize or s1 % itemsize):
+        return [f"its rows overlap or are not whole items apart (row stride {s1} bytes)"]
+    return _graphs_apart(strides, count, n, itemsize)
 
 
 def _ld_and_stride(strides: tuple, n: int, itemsize: int) -> tuple[int, int]:
-    """(leading dimension, elements between graphs) from byte strides checked by _layout_problems."""
+    """(leading dimension, elements between graphs) from byte strides that _layout_problems
+    passed."""
     ld = strides[1] // itemsize if n > 1 else n
     return ld, (strides[0] // itemsize if strides[0] >= n * ld * itemsize else n * ld)
 
 
-def _one_device(device: Any, actual: int) -> None:
-    """Device arrays are solved where they live: `device` may only confirm that."""
-    if device is None or str(device) == "cuda":
-        return
+def _one_device(device: Any, what: str) -> None:
+    """A list of devices is refused: a batch is not split (its graphs go side by side)."""
     if isinstance(device, (list, tuple)):
-        raise ValueError(f"device={device!r}: a batch runs on one GPU; its graphs are solved side "
-                         "by side there (pass one device, or leave device=None)")
-    target = parse_device(device)
-    if target.engine == "cpu" or target.index != actual:
-        raise ValueError(f"graphs live on cuda:{actual} but device={device!r} was asked; apsp "
-                         "solves device arrays where they are: move them first, or leave "
-                         "device=None")
+        raise ValueError(f"device={device!r}: a batch runs on one {what}; its graphs are solved "
+                         "side by side there (pass one device, or leave device=None)")
 
 
 # ---- host arrays -------------------------------------------------------------------------------
@@ -156,20 +159,14 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
                 device: Any) -> np.ndarray:
     count, n = batch_shape(arr.shape)
     dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
-    if isinstance(device, (list, tuple)):
-        raise ValueError(f"device={device!r}: a batch runs on one device; its graphs are solved "
-                         "side by side there (pass one device, or leave device=None)")
+    _one_device(device, "device")
     parsed = parse_device(device)
     target: Target = default_host_target() if parsed is None else parsed
+    # apsp.solve's checks of one graph (dtype, byte order, alignment, rows), then the graphs'
+    one = arr[0] if count else np.empty((0, 0), arr.dtype)
+    problems = solve_layout_problems(one) + _graphs_apart(arr.strides, count, n, arr.itemsize)
     if overwrite:
-        reasons = _layout_problems(arr.strides, count, n, arr.itemsize)
-        if arr.dtype not in NATIVE_DTYPES or arr.dtype.byteorder not in "=|":
-            reasons.append(f"its dtype {arr.dtype} is not computed natively (float32, float64, "
-                           "int32, int64)")
-        if not arr.flags.writeable:
-            reasons.append("it is read-only")
-        if not arr.flags.aligned:
-            reasons.append("its data is not aligned to its elements")
+        reasons = problems + (["it is read-only"] if not arr.flags.writeable else [])
         if reasons:
             raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
                              + ". Pass overwrite=False to get a new array.")
@@ -178,8 +175,7 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
         check_host_memory(arr.size * dtype.itemsize, f"a batch of {count} n={n} {dtype} graphs",
                           "solve it in parts, or pass overwrite=True")
         evenly = count <= 1 or n <= 1 or arr.strides[0] == n * arr.strides[1]  # one copy each way
-        if (target.engine == "cuda" and arr.dtype == dtype and arr.flags.aligned and evenly
-                and not _layout_problems(arr.strides, count, n, arr.itemsize)):
+        if target.engine == "cuda" and evenly and not problems:
             # The CUDA engine reads `arr` without writing it and fills a new array: no host copy.
             source, out = arr, np.empty(arr.shape, dtype)
         else:
@@ -194,7 +190,8 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
 
 def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
                  check: bool) -> Any:
-    from ._device_arrays import _out_of_memory, _torch_current_stream, _torch_modules
+    from ._device_arrays import (_helpers_for, _out_of_memory, _torch_current_stream,
+                                 _torch_modules)
 
     torch, _ = _torch_modules()
     if not graphs.is_cuda:
@@ -203,7 +200,8 @@ def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool,
     check_torch_layout(graphs)
     tensor = graphs.detach() if graphs.requires_grad else graphs  # data: autograd records nothing
     index = graphs.get_device()
-    _one_device(device, index)
+    _one_device(device, "GPU")
+    _helpers_for(device, index)  # None, "cuda", or this array's own GPU; ValueError otherwise
     count, n = batch_shape(tuple(tensor.shape))
     name = str(tensor.dtype)[len("torch."):]
     _core.check_device_dtype(name, "graphs")
@@ -236,10 +234,11 @@ def _solve_cupy(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, 
                 check: bool) -> Any:
     import cupy
 
-    from ._device_arrays import _out_of_memory
+    from ._device_arrays import _helpers_for, _out_of_memory
 
     index = int(graphs.device.id)
-    _one_device(device, index)
+    _one_device(device, "GPU")
+    _helpers_for(device, index)  # None, "cuda", or this array's own GPU; ValueError otherwise
     count, n = batch_shape(tuple(graphs.shape))
     name = graphs.dtype.name
     _core.check_device_dtype(name, "graphs")
