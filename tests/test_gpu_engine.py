@@ -651,6 +651,49 @@ def scratch_high_water(solve) -> int:
     return value.value
 
 
+_POOL_THRESHOLD_CHILD = r"""
+import ctypes, sys
+import numpy as np
+import apsp
+cuda = ctypes.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+device, pool = ctypes.c_int(), ctypes.c_void_p()
+assert cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
+assert cuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool), device) == 0
+RELEASE_THRESHOLD = 4  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+def threshold(value=None):
+    v = ctypes.c_uint64(value or 0)
+    if value is not None:
+        assert cuda.cuMemPoolSetAttribute(pool, RELEASE_THRESHOLD, ctypes.byref(v)) == 0
+    assert cuda.cuMemPoolGetAttribute(pool, RELEASE_THRESHOLD, ctypes.byref(v)) == 0
+    return v.value
+g = np.random.default_rng(0).integers(1, 50, size=(300, 300)).astype(np.int32)
+want = apsp.solve(g, device="cpu")
+threshold(int(sys.argv[1]))
+for _ in range(2):  # the second time after the caller set the threshold to 0
+    assert np.array_equal(apsp.solve(g, device="cuda"), want)  # checked: scratch from the pool
+    print(threshold())
+    threshold(0)
+"""
+
+
+@pytest.mark.parametrize("before, first", [(0, 64 << 20), (1 << 30, 1 << 30)],
+                         ids=["default-raised", "larger-kept"])
+def test_pool_keeps_scratch_across_syncs(before, first):
+    """The stream-ordered pool's release threshold, 0 as CUDA leaves it, gave every freed byte
+    back at each sync, so each checked call's scratch was mapped afresh (about 180 µs a call on an
+    H200: benchmarks/results/pool_threshold_h200_s59.txt). The engine raises it to 64 MiB once per
+    device: a caller's larger threshold stays, and a caller's later 0 is theirs. In a child
+    process, whose first solve is the first this device sees."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _POOL_THRESHOLD_CHILD, str(before)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [int(x) for x in proc.stdout.split()] == [first, 0]
+
+
 # The argmin plan on exact integer sums (int32, float32 on its int32 twin, float64 on its own
 # kernels) needs neither hop counts nor a backup of its input: its solve's scratch stays far below
 # the n x n x 4 bytes that the tagged plan's hop counts (APSP_CUDA_ARGMIN=0) and the float argmin

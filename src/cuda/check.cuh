@@ -1,11 +1,12 @@
 // CUDA error checking for the CUDA engine: every runtime call and launch goes through these, and
 // failures become apsp::CudaError / apsp::MemoryError carrying the operation, file, line and text
-// (allocations: the bytes needed and free);
-// and DeviceGuard, which sets the device an entry point works on.
+// (allocations: the bytes needed and free); malloc_async, the stream-ordered allocation every
+// scratch buffer takes; and DeviceGuard, which sets the device an entry point works on.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -81,6 +82,35 @@ namespace apsp::cuda_detail {
 inline void check_allocation(cudaError_t err, size_t bytes, const char* what) {
   if (err == cudaErrorMemoryAllocation) throw_out_of_memory(bytes, what);
   APSP_CUDA_CHECK(err);
+}
+
+// Freed bytes the stream-ordered pool keeps across synchronizations. At the pool's default
+// threshold, 0, every sync handed them back to the OS, so each call's scratch (statistics, lists)
+// was mapped afresh while the GPU waited: about 180 µs of every checked call on an H200
+// (benchmarks/probes/pool_threshold.py; benchmarks/GPU_NOTES.md, fifty-ninth session).
+constexpr uint64_t kPoolKeepBytes = 64ull << 20;
+
+// cudaMallocAsync, from the current device's pool, whose release threshold is first raised to
+// kPoolKeepBytes, once per device: never lowered (a caller's larger threshold stays), and not
+// asked again (a caller who lowers it later keeps theirs).
+inline cudaError_t malloc_async(void** ptr, size_t bytes, cudaStream_t stream) {
+  static std::atomic<uint64_t> raised{0};  // one bit per device (devices >= 64: asked each time)
+  int device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      (device >= 64 || !(raised.load(std::memory_order_acquire) >> device & 1))) {
+    cudaMemPool_t pool = nullptr;
+    uint64_t threshold = 0;
+    cudaError_t err = cudaDeviceGetMemPool(&pool, device);
+    if (err == cudaSuccess)
+      err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    if (err == cudaSuccess && threshold < kPoolKeepBytes) {
+      threshold = kPoolKeepBytes;
+      err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    if (err != cudaSuccess) (void)cudaGetLastError();  // a device without pools fails below
+    if (device < 64) raised.fetch_or(uint64_t(1) << device, std::memory_order_acq_rel);
+  }
+  return cudaMallocAsync(ptr, bytes, stream);
 }
 
 

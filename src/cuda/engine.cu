@@ -396,7 +396,7 @@ struct AsyncBuffer {  // stream-ordered scratch (cudaMallocAsync), freed on the 
   void* ptr = nullptr;
   cudaStream_t stream;
   AsyncBuffer(size_t bytes, cudaStream_t s) : stream(s) {
-    check_allocation(cudaMallocAsync(&ptr, bytes, stream), bytes, "the solve's scratch");
+    check_allocation(malloc_async(&ptr, bytes, stream), bytes, "the solve's scratch");
   }
   AsyncBuffer(void* allocated, cudaStream_t s) : ptr(allocated), stream(s) {}  // takes ownership
   ~AsyncBuffer() {
@@ -1359,7 +1359,7 @@ void enqueue_split(const Job& job, int device, cudaStream_t stream, AfterRound&&
   const T* d0 = static_cast<const T*>(job.d);
   auto pool_buffer = [](size_t bytes, cudaStream_t s, const char* what) {
     auto buffer = std::make_unique<AsyncBuffer>(nullptr, s);
-    check_allocation(cudaMallocAsync(&buffer->ptr, bytes, s), bytes, what);
+    check_allocation(malloc_async(&buffer->ptr, bytes, s), bytes, what);
     return buffer;
   };
   for (int i = 0; i < count; ++i) {
@@ -1997,8 +1997,17 @@ void set_sm90_features(Job& job, bool sm90_device) {
   job.tma = sm90_device && !switched_off("APSP_CUDA_TMA");
 }
 
+// count DeviceStats (one a graph of a batch) to their start: first_nan and first_neg_inf "none"
+// (all ones), every later field 0.
+void reset_stats(DeviceStats* st, int64_t count, cudaStream_t stream) {
+  constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
+  APSP_CUDA_CHECK(cudaMemset2DAsync(st, sizeof(DeviceStats), 0xff, ones, size_t(count), stream));
+  APSP_CUDA_CHECK(cudaMemset2DAsync(&st->max_abs_float, sizeof(DeviceStats), 0,
+                                    sizeof(DeviceStats) - ones, size_t(count), stream));
+}
+
 // The statistics buffer (DeviceStats, then room for n vertices with a negative diagonal where
-// check_negative_cycles is on), zeroed, into sc.
+// check_negative_cycles is on), reset, into sc.
 void init_stats(SolveScratch& sc, const Options& opt, int64_t n, cudaStream_t stream) {
   const size_t neg_bytes = opt.check_negative_cycles ? size_t(n) * sizeof(int64_t) : 0;
   sc.stats = std::make_unique<AsyncBuffer>(sizeof(DeviceStats) + neg_bytes, stream);
@@ -2006,10 +2015,7 @@ void init_stats(SolveScratch& sc, const Options& opt, int64_t n, cudaStream_t st
   if (opt.check_negative_cycles)
     sc.negative = reinterpret_cast<int64_t*>(static_cast<char*>(sc.stats->ptr) +
                                              sizeof(DeviceStats));
-  // first_nan and first_neg_inf start at "none" (all ones), every later field at 0.
-  constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
-  APSP_CUDA_CHECK(cudaMemsetAsync(sc.st, 0xff, ones, stream));
-  APSP_CUDA_CHECK(cudaMemsetAsync(&sc.st->max_abs_float, 0, sizeof(DeviceStats) - ones, stream));
+  reset_stats(sc.st, 1, stream);
 }
 
 // The input statistics of rows [row0, row1) into st (a few blocks: the grid is kept small).
@@ -2057,23 +2063,27 @@ ScannedStats read_stats(const DeviceStats* st, const Options& opt, int64_t n,
   return to_input_stats(h, opt, n);
 }
 
-// The vertices with a negative diagonal that finalize_kernel listed, sorted (two syncs); none
-// where check_negative_cycles is off (init_stats made no list).
-std::vector<int64_t> read_negative(const SolveScratch& sc, int64_t n, cudaStream_t stream) {
-  if (!sc.negative) return {};
+// The vertices with a negative diagonal that the solve listed (st->negative_count of them, at
+// list), sorted (two syncs).
+std::vector<int64_t> read_negative(const DeviceStats* st, const int64_t* list, int64_t n,
+                                   cudaStream_t stream) {
   unsigned long long count = 0;
-  APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &sc.st->negative_count, sizeof(count),
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&count, &st->negative_count, sizeof(count),
                                   cudaMemcpyDeviceToHost, stream));
   APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (count > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
   std::vector<int64_t> v(static_cast<size_t>(count));
   if (count > 0) {
-    APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), sc.negative, size_t(count) * sizeof(int64_t),
+    APSP_CUDA_CHECK(cudaMemcpyAsync(v.data(), list, size_t(count) * sizeof(int64_t),
                                     cudaMemcpyDeviceToHost, stream));
     APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::sort(v.begin(), v.end());
   }
   return v;
+}
+// None where check_negative_cycles is off (init_stats made no list).
+std::vector<int64_t> read_negative(const SolveScratch& sc, int64_t n, cudaStream_t stream) {
+  return sc.negative ? read_negative(sc.st, sc.negative, n, stream) : std::vector<int64_t>{};
 }
 
 // Returns the vertices with a negative diagonal (sorted; only when check_negative_cycles is on):
@@ -2184,7 +2194,7 @@ std::vector<int64_t> solve_on_stream(const Matrix& dist, const PredMatrix& pred,
       if (argmin_fits && !argmin_exact && rest_rows > 0) {
         void* ptr = nullptr;
         const cudaError_t err =
-            cudaMallocAsync(&ptr, size_t(rest_rows) * size_t(n) * sizeof(T), stream);
+            malloc_async(&ptr, size_t(rest_rows) * size_t(n) * sizeof(T), stream);
         if (err == cudaErrorMemoryAllocation) {
           (void)cudaGetLastError();  // not sticky: clear it
           argmin_fits = false;
@@ -2651,51 +2661,73 @@ struct BatchNegative {
   std::vector<int64_t> vertices;
 };
 
+// Reads a batch's statistics folded (fold_batch_kernel) over graphs [0, count) (one sync).
+BatchFold fold_batch_stats(const DeviceStats* st, int64_t count, BatchFold* fold,
+                           cudaStream_t stream) {
+  fold_batch_kernel<<<1, 1024, 0, stream>>>(st, count, fold);
+  APSP_CUDA_CHECK_LAUNCH("fold_batch_kernel");
+  BatchFold h{};
+  APSP_CUDA_CHECK(cudaMemcpyAsync(&h, fold, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return h;
+}
+
 // An input error of graph e (input checks on) is raised only once graphs [0, e) are solved and
 // none of them has a negative cycle: the lowest failing graph's error is the batch's, as on the
-// CPU engine (graphs from e on are left as they were).
+// CPU engine (graphs from e on are left as they were). The host reads the statistics folded over
+// the batch, and graph by graph only where the fold fails the input checks.
 template <class T>
 BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles tiles,
                                    cudaStream_t stream) {
   const int64_t n = batch.first.n, ld = batch.first.ld, count = batch.count;
   T* d = static_cast<T*>(batch.first.data);
   const bool stats = opt.check_input || opt.check_negative_cycles;
-  const size_t stats_bytes = stats ? size_t(count) * sizeof(DeviceStats) : 0;
+  const size_t stats_bytes = stats ? size_t(count) * sizeof(DeviceStats) + sizeof(BatchFold) : 0;
   const size_t neg_bytes = opt.check_negative_cycles ? size_t(count) * size_t(n) * 8 : 0;
   std::unique_ptr<AsyncBuffer> buf;
   DeviceStats* st = nullptr;
+  BatchFold* fold = nullptr;
   int64_t* negative = nullptr;
   if (stats) {
     buf = std::make_unique<AsyncBuffer>(stats_bytes + neg_bytes, stream);
     st = static_cast<DeviceStats*>(buf->ptr);
+    fold = reinterpret_cast<BatchFold*>(st + count);
     if (opt.check_negative_cycles)
       negative = reinterpret_cast<int64_t*>(static_cast<char*>(buf->ptr) + stats_bytes);
-    // first_nan and first_neg_inf start at "none" (all ones), every later field at 0 (init_stats).
-    constexpr size_t ones = offsetof(DeviceStats, max_abs_float);
-    APSP_CUDA_CHECK(cudaMemset2DAsync(st, sizeof(DeviceStats), 0xff, ones, size_t(count), stream));
-    APSP_CUDA_CHECK(cudaMemset2DAsync(&st->max_abs_float, sizeof(DeviceStats), 0,
-                                      sizeof(DeviceStats) - ones, size_t(count), stream));
+    reset_stats(st, count, stream);
   }
   int64_t solved = count;  // graphs [0, solved) are solved: all, or those before an input error
   std::exception_ptr input_error;
   if (opt.check_input) {
+    const unsigned threads = unsigned(std::clamp<int64_t>((n + 31) / 32 * 32, 64, 256));
     for (int64_t b0 = 0; b0 < count; b0 += kBatchLaunch) {
       const dim3 grid(1, unsigned(std::min<int64_t>(n, 8)),
                       unsigned(std::min(kBatchLaunch, count - b0)));
-      scan_kernel<T><<<grid, 64, 0, stream>>>(d + b0 * batch.stride, n, ld, 0, n, st + b0,
-                                              batch.stride);
+      scan_kernel<T><<<grid, threads, 0, stream>>>(d + b0 * batch.stride, n, ld, 0, n, st + b0,
+                                                   batch.stride);
       APSP_CUDA_CHECK_LAUNCH("scan_kernel");
     }
-    std::vector<DeviceStats> h(static_cast<size_t>(count));
-    APSP_CUDA_CHECK(cudaMemcpyAsync(h.data(), st, stats_bytes, cudaMemcpyDeviceToHost, stream));
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int64_t b = 0; b < count && !input_error; ++b) {
-      try {
-        check_input_stats(batch.graph(b), to_input_stats(h[size_t(b)], opt, n).input);
-      } catch (...) {
-        input_error = std::current_exception();
-        solved = b;
+    bool all_pass = true;
+    try {
+      check_input_stats(batch.first, to_input_stats(fold_batch_stats(st, count, fold, stream).worst,
+                                                    opt, n).input);
+    } catch (const Error&) {
+      all_pass = false;
+    }
+    if (!all_pass) {  // which graph fails first
+      std::vector<DeviceStats> h(static_cast<size_t>(count));
+      APSP_CUDA_CHECK(cudaMemcpyAsync(h.data(), st, size_t(count) * sizeof(DeviceStats),
+                                      cudaMemcpyDeviceToHost, stream));
+      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      for (int64_t b = 0; b < count && !input_error; ++b) {
+        try {
+          check_input_stats(batch.graph(b), to_input_stats(h[size_t(b)], opt, n).input);
+        } catch (...) {
+          input_error = std::current_exception();
+          solved = b;
+        }
       }
+      if (!input_error) throw CudaError("internal error: a batch's folded statistics fail, no graph's do");
     }
   }
   for (int64_t b0 = 0; b0 < solved; b0 += kBatchLaunch) {
@@ -2718,23 +2750,10 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
   }
   BatchNegative found;
   if (negative && solved > 0) {
-    std::vector<unsigned long long> counts(static_cast<size_t>(solved));
-    APSP_CUDA_CHECK(cudaMemcpy2DAsync(counts.data(), sizeof(unsigned long long),
-                                      &st->negative_count, sizeof(DeviceStats),
-                                      sizeof(unsigned long long), size_t(solved),
-                                      cudaMemcpyDeviceToHost, stream));
-    APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int64_t b = 0; b < solved; ++b) {
-      const unsigned long long c = counts[size_t(b)];
-      if (c == 0) continue;
-      if (c > uint64_t(n)) throw CudaError("internal error: negative-diagonal count exceeds n");
-      found.graph = b;
-      found.vertices.resize(size_t(c));
-      APSP_CUDA_CHECK(cudaMemcpyAsync(found.vertices.data(), negative + b * n, size_t(c) * 8,
-                                      cudaMemcpyDeviceToHost, stream));
-      APSP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::sort(found.vertices.begin(), found.vertices.end());
-      break;
+    const unsigned long long b = fold_batch_stats(st, solved, fold, stream).first_negative;
+    if (b != ~0ull) {
+      found.graph = int64_t(b);
+      found.vertices = read_negative(st + b, negative + int64_t(b) * n, n, stream);
     }
   }
   if (input_error && found.graph < 0) rethrow_for_graph(input_error, solved);

@@ -144,6 +144,64 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, int6
   }
 }
 
+// A batch's statistics (one DeviceStats a graph: engine.cu, enqueue_batch_launch) folded into one
+// BatchFold by one block, so the host reads a few words, not count of them. `worst` holds each
+// input field's worst over the graphs: check_input_stats passes it only if it passes every graph
+// (its tests are monotone in each field; which graph fails first is then read graph by graph).
+// first_negative is the lowest graph whose solve found a negative diagonal.
+struct BatchFold {
+  DeviceStats worst;
+  unsigned long long first_negative;  // ULLONG_MAX = none
+};
+
+__device__ __forceinline__ unsigned long long block_min_u64(unsigned long long v,
+                                                            unsigned long long* red) {
+  v = warp_min_u64(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // red is free (a previous call's reads are done)
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  v = lane < int(blockDim.x >> 5) ? red[lane] : ~0ull;
+  return warp_min_u64(v);  // every warp has it
+}
+
+// One block; every field written (no reset needed).
+__global__ void fold_batch_kernel(const DeviceStats* __restrict__ st, int64_t count,
+                                  BatchFold* out) {
+  __shared__ unsigned long long red[32];
+  unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs_f = 0, mabs_i = 0, neg = ~0ull;
+  unsigned long long nonpos = 0, nonint = 0;
+  for (int64_t b = threadIdx.x; b < count; b += blockDim.x) {
+    const DeviceStats& s = st[b];
+    nan_i = s.first_nan < nan_i ? s.first_nan : nan_i;
+    ninf_i = s.first_neg_inf < ninf_i ? s.first_neg_inf : ninf_i;
+    mabs_f = s.max_abs_float > mabs_f ? s.max_abs_float : mabs_f;
+    mabs_i = s.max_abs_int > mabs_i ? s.max_abs_int : mabs_i;
+    nonpos = s.nonpositive > nonpos ? s.nonpositive : nonpos;
+    nonint = s.nonintegral > nonint ? s.nonintegral : nonint;
+    if (s.negative_count != 0 && neg == ~0ull) neg = (unsigned long long)b;  // b rises
+  }
+  // maxima as minima of the complement
+  nan_i = block_min_u64(nan_i, red);
+  ninf_i = block_min_u64(ninf_i, red);
+  mabs_f = ~block_min_u64(~mabs_f, red);
+  mabs_i = ~block_min_u64(~mabs_i, red);
+  nonpos = ~block_min_u64(~nonpos, red);
+  nonint = ~block_min_u64(~nonint, red);
+  neg = block_min_u64(neg, red);
+  if (threadIdx.x == 0) {
+    DeviceStats w{};
+    w.first_nan = nan_i;
+    w.first_neg_inf = ninf_i;
+    w.max_abs_float = mabs_f;
+    w.max_abs_int = mabs_i;
+    w.nonpositive = nonpos;
+    w.nonintegral = nonint;
+    out->worst = w;
+    out->first_negative = neg;
+  }
+}
+
 template <class T>
 __device__ __forceinline__ T edge_rule(T w, bool unweighted) {
   const T inf = Semiring<T>::inf();

@@ -295,7 +295,7 @@ void repair_predecessor_loops_cuda(const Matrix& dist, const PredMatrix& pred, i
     // The pool's counter (16 bytes, to keep the chains aligned), then the global scratch.
     const size_t bytes = 16 + (shared ? 0 : size_t(blocks) * bytes_per_block);
     void* buffer = nullptr;
-    check_allocation(cudaMallocAsync(&buffer, bytes, s), bytes, "the predecessor mend's scratch");
+    check_allocation(malloc_async(&buffer, bytes, s), bytes, "the predecessor mend's scratch");
     int* const used = static_cast<int*>(buffer);
     int32_t* const chains = shared ? nullptr : reinterpret_cast<int32_t*>(used + 4);
     cudaError_t err = cudaMemsetAsync(used, 0, sizeof(int), s);
