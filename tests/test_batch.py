@@ -264,6 +264,24 @@ def test_cuda_batch_paths(capfd, rng, n, path):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 5, 17, 32, 33])
+def test_batches_that_fill_the_gpu(rng, dtype, n):
+    """A batch of n <= 32 with two graphs an SM or more runs on 32 x 32 tiles (small.cuh), one
+    graph alone on 64 x 64: each graph's result is the same bit for bit (fractional float weights, so
+    that only the same sums in the same order give the same bits); n = 33 is 64 x 64 for both."""
+    count = 1200  # past twice the SMs of any GPU this runs on
+    g = batch_of(rng, count, n, dtype)
+    if np.dtype(dtype).kind == "f":  # none negative: rounding makes no negative cycle of a zero one
+        g = np.abs(g) / dtype(7) + dtype(0.1)
+    got = apsp.solve_batch(g, device="cuda")
+    for b in (0, 1, count // 2, count - 1):
+        np.testing.assert_array_equal(got[b], apsp.solve(g[b], device="cuda"))
+    want = apsp.solve_batch(g[:40], device="cpu")  # the CPU engine's sums may round otherwise
+    np.testing.assert_allclose(got[:40], want, rtol=1e-5 if np.dtype(dtype).kind == "f" else 0)
+
+
+@pytest.mark.gpu
 def test_cuda_batch_past_one_launch(rng):
     """More graphs than one launch takes (65535): the launches go on where the last one ended."""
     g = batch_of(rng, 70_000, 4, np.int32)

@@ -1828,10 +1828,8 @@ void run_plan(const Job& job, const Options& opt, int device, cudaStream_t strea
     opt.progress(opt.progress_ctx, rounds, rounds);
   };
   if constexpr (P::small) {
-    small_solve_kernel<T><<<1, Small::threads, 0, stream>>>(static_cast<T*>(job.d), int(n), ld,
-                                                           opt.directed, opt.unweighted, sc.st,
-                                                           sc.negative);
-    APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
+    enqueue_small_solve(static_cast<T*>(job.d), int(n), ld, opt.directed, opt.unweighted, sc.st,
+                        sc.negative, 1, 0, stream);
     report_at_end(1);
   } else if constexpr (P::cluster) {
     const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
@@ -2736,9 +2734,8 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
     DeviceStats* gst = st ? st + b0 : nullptr;
     int64_t* neg = negative ? negative + b0 * n : nullptr;
     if (tiles == Tiles::small) {
-      small_solve_kernel<T><<<graphs, Small::threads, 0, stream>>>(
-          first, int(n), ld, opt.directed, opt.unweighted, gst, neg, batch.stride);
-      APSP_CUDA_CHECK_LAUNCH("small_solve_kernel");
+      enqueue_small_solve(first, int(n), ld, opt.directed, opt.unweighted, gst, neg, graphs,
+                          batch.stride, stream);
     } else {
       const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
       cudaLaunchAttribute attr;
