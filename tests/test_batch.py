@@ -266,17 +266,20 @@ def test_cuda_batch_paths(capfd, rng, n, path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 5, 17, 32, 33])
-def test_batches_that_fill_the_gpu(rng, dtype, n):
-    """A batch of n <= 32 with two graphs an SM or more runs on 32 x 32 tiles (small.cuh), one
-    graph alone on 64 x 64: each graph's result is the same bit for bit (fractional float weights, so
-    that only the same sums in the same order give the same bits); n = 33 is 64 x 64 for both."""
+def test_batches_that_fill_the_gpu(capfd, rng, dtype, n):
+    """A batch of n <= 32 with two graphs an SM or more runs on 32 x 32 tiles (small.cuh, said by
+    its trace), one graph alone on 64 x 64: each graph's result is the same bit for bit
+    (fractional float weights, so that only the same sums in the same order give the same bits);
+    n = 33 is 64 x 64 for both."""
     count = 1200  # past twice the SMs of any GPU this runs on
     g = batch_of(rng, count, n, dtype)
     if np.dtype(dtype).kind == "f":  # none negative: rounding makes no negative cycle of a zero one
         g = np.abs(g) / dtype(7) + dtype(0.1)
-    got = apsp.solve_batch(g, device="cuda")
-    for b in (0, 1, count // 2, count - 1):
-        np.testing.assert_array_equal(got[b], apsp.solve(g[b], device="cuda"))
+    got, lines = traced(capfd, lambda: apsp.solve_batch(g, device="cuda"), "APSP_CUDA_TRACE",
+                        "apsp cuda: small plan")
+    assert lines == ([f"apsp cuda: small plan on 32 x 32 tiles, {count} graphs of n = {n}"]
+                     if n <= 32 else []), lines
+    np.testing.assert_array_equal(got, solved_one_by_one(g, "cuda"))
     want = apsp.solve_batch(g[:40], device="cpu")  # the CPU engine's sums may round otherwise
     np.testing.assert_allclose(got[:40], want, rtol=1e-5 if np.dtype(dtype).kind == "f" else 0)
 

@@ -694,6 +694,35 @@ def test_pool_keeps_scratch_across_syncs(before, first):
     assert [int(x) for x in proc.stdout.split()] == [first, 0]
 
 
+_FIRST_CALL_CAPTURED_CHILD = r"""
+import numpy as np, torch
+import apsp
+g = np.random.default_rng(0).integers(1, 50, size=(1024, 1024)).astype(np.int32)
+src = torch.from_numpy(g).cuda()
+static = src.clone()
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):  # the process's first stream-ordered allocation, in the capture
+    apsp.solve(static, overwrite=True, check=False)
+static.copy_(src)
+graph.replay()
+torch.cuda.synchronize()
+assert np.array_equal(static.cpu().numpy(), apsp.solve(g, device="cpu"))
+print("replayed")
+"""
+
+
+def test_first_solve_inside_a_capture(torch):
+    """The pool's threshold is left alone while the solve's stream is captured (torch.cuda.graph:
+    an unchecked n = 1024 solve, whose plan allocates from the pool): its calls would invalidate
+    the capture. In a child process, so that this allocation is the first it makes."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _FIRST_CALL_CAPTURED_CHILD], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["replayed"], proc.stderr[-3000:]
+
+
 # The argmin plan on exact integer sums (int32, float32 on its int32 twin, float64 on its own
 # kernels) needs neither hop counts nor a backup of its input: its solve's scratch stays far below
 # the n x n x 4 bytes that the tagged plan's hop counts (APSP_CUDA_ARGMIN=0) and the float argmin

@@ -92,23 +92,37 @@ constexpr uint64_t kPoolKeepBytes = 64ull << 20;
 
 // cudaMallocAsync, from the current device's pool, whose release threshold is first raised to
 // kPoolKeepBytes, once per device: never lowered (a caller's larger threshold stays), and not
-// asked again (a caller who lowers it later keeps theirs).
+// asked again (a caller who lowers it later keeps theirs; a pool set in its place,
+// cudaDeviceSetMemPool, keeps its own). Not while `stream` is being captured into a CUDA graph
+// (the allocation is recorded; a later call raises it), and in relaxed capture mode, so that
+// another thread's capture in global mode is not invalidated by these calls.
 inline cudaError_t malloc_async(void** ptr, size_t bytes, cudaStream_t stream) {
   static std::atomic<uint64_t> raised{0};  // one bit per device (devices >= 64: asked each time)
   int device = 0;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaGetDevice(&device) == cudaSuccess &&
       (device >= 64 || !(raised.load(std::memory_order_acquire) >> device & 1))) {
-    cudaMemPool_t pool = nullptr;
-    uint64_t threshold = 0;
-    cudaError_t err = cudaDeviceGetMemPool(&pool, device);
-    if (err == cudaSuccess)
-      err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-    if (err == cudaSuccess && threshold < kPoolKeepBytes) {
-      threshold = kPoolKeepBytes;
-      err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    cudaError_t err = cudaStreamIsCapturing(stream, &capture);
+    if (err == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      err = cudaThreadExchangeStreamCaptureMode(&mode);
+      if (err == cudaSuccess) {
+        cudaMemPool_t pool = nullptr;
+        uint64_t threshold = 0;
+        err = cudaDeviceGetMemPool(&pool, device);
+        if (err == cudaSuccess)
+          err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+        if (err == cudaSuccess && threshold < kPoolKeepBytes) {
+          threshold = kPoolKeepBytes;
+          err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+        }
+        (void)cudaThreadExchangeStreamCaptureMode(&mode);  // the caller's mode back
+      }
+      if (err == cudaSuccess && device < 64)
+        raised.fetch_or(uint64_t(1) << device, std::memory_order_acq_rel);
     }
-    if (err != cudaSuccess) (void)cudaGetLastError();  // a device without pools fails below
-    if (device < 64) raised.fetch_or(uint64_t(1) << device, std::memory_order_acq_rel);
+    // None of these errors is the allocation's: a device without pools fails below.
+    if (err != cudaSuccess) (void)cudaGetLastError();
   }
   return cudaMallocAsync(ptr, bytes, stream);
 }

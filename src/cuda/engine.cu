@@ -2705,10 +2705,11 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
                                                    batch.stride);
       APSP_CUDA_CHECK_LAUNCH("scan_kernel");
     }
+    const BatchFold folded = fold_batch_stats(st, count, fold, stream);
+    const ScannedStats worst = to_input_stats(folded.worst, opt, n);
     bool all_pass = true;
-    try {
-      check_input_stats(batch.first, to_input_stats(fold_batch_stats(st, count, fold, stream).worst,
-                                                    opt, n).input);
+    try {  // only the input checks' errors: a CUDA error of the fold raises above
+      check_input_stats(batch.first, worst.input);
     } catch (const Error&) {
       all_pass = false;
     }

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "cuda/check.cuh"
 #include "cuda/kernels.cuh"
@@ -21,7 +23,7 @@ struct SmallShape {
 };
 using Small = SmallShape<64>;  // Small::K: the largest n of this plan
 
-// A batch of such graphs (engine.cu: solve_cuda_batch) runs one block a graph: block b solves the
+// A batch of such graphs (engine.cu: enqueue_batch_launch) runs one block a graph: block b solves the
 // graph `stride` elements after block b - 1's, with its own statistics and negative-vertex list.
 template <class T, int Tile>
 __global__ void __launch_bounds__(SmallShape<Tile>::threads)
@@ -71,6 +73,9 @@ void enqueue_small_solve(T* d, int n, int64_t ld, bool directed, bool unweighted
     APSP_CUDA_CHECK(cudaGetDevice(&device));
     APSP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     tile32 = graphs >= 2 * unsigned(sms);
+    if (tile32 && std::getenv("APSP_CUDA_TRACE"))
+      std::fprintf(stderr, "apsp cuda: small plan on 32 x 32 tiles, %u graphs of n = %d\n", graphs,
+                   n);
   }
   if (tile32)
     small_solve_kernel<T, 32><<<graphs, SmallShape<32>::threads, 0, stream>>>(
