@@ -7,8 +7,9 @@
 #                            .whl/pool; memcheck and racecheck over small solves and batches;
 #                            benchmarks/probes/small_tile.py under old and pool; bench_batch.py
 #                            (ran as h200_s59d when .whl/pool held the every-n <= 32 build)
-#   session59.sh cross TAG   the landed rule (32 x 32 from two graphs an SM): below. NOT RUN: the
-#                            session's device time ran out; the next session's first run.
+#   session59.sh cross TAG   the landed rule (32 x 32 from two graphs an SM) and the review
+#                            mend's tests (below). NOT RUN: the session's device time ran out;
+#                            the next session's first run (then the whole tier).
 # Run with carry [".whl", "build/gpu-bench"]; results under $OUT.
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
@@ -58,7 +59,8 @@ esac
 if [ "$mode" = cross ]; then
   install old; install k32; install pool
   export PYTHONPATH=/tmp/apsp-pool
-  APSP_REQUIRE_GPU=1 timeout 150 python -m pytest tests/test_batch.py -q -p no:cacheprovider \
+  APSP_REQUIRE_GPU=1 timeout 150 python -m pytest tests/test_batch.py tests/test_gpu_engine.py \
+    -k "batch or pool_keeps or first_solve_inside" -q -p no:cacheprovider \
     -p no:benchmark -rfEsx -n 8 > $OUT/batch_tests_$tag.txt 2>&1
   echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/batch_tests_$tag.txt | head -20; tail -1 $OUT/batch_tests_$tag.txt
   for tool in memcheck racecheck; do
