@@ -42,12 +42,14 @@ def batch(count: int, n: int, dtype: str, seed: int = 7) -> np.ndarray:
     return g.astype(dtype)
 
 
-def events(torch, call, reps: int) -> float:
-    """Median seconds of call() by CUDA events on the current stream, after a warm-up."""
+def events(torch, call, reps: int, before=lambda: None) -> float:
+    """Median seconds of call() by CUDA events on the current stream, after a warm-up; before()
+    runs ahead of each start event, untimed (a copy to restore, a spin kernel)."""
     times = []
     for rep in range(reps + 1):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
+        before()
         start.record()
         call()
         end.record()

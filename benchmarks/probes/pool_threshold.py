@@ -6,12 +6,16 @@
 # libcuda (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD), and prints both.
 #   python benchmarks/probes/pool_threshold.py [THRESHOLD_BYTES]
 import ctypes
+import os
 import sys
 
 import numpy as np
 import torch
 
 import apsp
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bench_batch import events  # noqa: E402
 
 RELEASE_THRESHOLD = 4  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cuda.h), a cuuint64_t
 
@@ -25,18 +29,9 @@ def set_threshold(value: int) -> None:
     assert cuda.cuMemPoolSetAttribute(pool, RELEASE_THRESHOLD, ctypes.byref(v)) == 0
 
 
-def timed(call, reps=30) -> float:
-    s = torch.cuda.current_stream()
-    times = []
-    for rep in range(reps + 1):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record(s)
-        call()
-        end.record(s)
-        end.synchronize()
-        if rep:
-            times.append(start.elapsed_time(end) * 1e3)
-    return float(np.median(times))
+def timed(call) -> float:
+    """Median µs of 30 calls by CUDA events (bench_batch.events)."""
+    return events(torch, call, 30) * 1e6
 
 
 def cases():

@@ -18,6 +18,30 @@ install() {  # $1: pool|old -> /tmp/apsp-$1
     --target /tmp/apsp-$1 $(ls .whl/$1/apsp-*.whl; ls .whl/*.whl | grep -v '/apsp-') > $OUT/install_$1.txt 2>&1 \
     || { tail -20 $OUT/install_$1.txt; exit 1; }
 }
+# The GPU tests named by the arguments (pytest's), results in $OUT/$1.txt.
+gpu_tests() {
+  local name=$1; shift
+  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest "$@" -q -p no:cacheprovider -p no:benchmark \
+    -rfEsx -n 8 > $OUT/$name.txt 2>&1
+  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/$name.txt | head -20
+  tail -1 $OUT/$name.txt
+}
+# The Python script $2 under memcheck and racecheck, results in $OUT/$1_{memcheck,racecheck}.txt.
+sanitized() {
+  for tool in memcheck racecheck; do
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python -c "$2" > $OUT/$1_$tool.txt 2>&1
+    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/$1_$tool.txt
+  done
+}
+# small_tile.py under each build named ($2 ...), side by side; $1: its mode ("" or cross).
+probes() {
+  local mode=$1; shift
+  for b in "$@"; do
+    PYTHONPATH=/tmp/apsp-$b timeout 120 python benchmarks/probes/small_tile.py $b $mode > $OUT/small_tile_${tag}_$b.txt 2>&1
+    echo "probe $b rc $? $(( $(date +%s) - t0 )) s"
+  done
+  paste -d'|' $(for b in "$@"; do echo $OUT/small_tile_${tag}_$b.txt; done) | sed 's/ equal True//g' | cut -c1-200
+}
 nvidia-smi -L
 mode=$1; tag=$2
 case $mode in
@@ -26,11 +50,8 @@ small)
   export PYTHONPATH=/tmp/apsp-pool
   python -m pytest tests/test_gpu_engine.py --collect-only -q -p no:cacheprovider 2>/dev/null \
     | grep -E "\[(.*-)?(1|2|31)(-.*)?\]" > /tmp/small_ids.txt
-  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py $(cat /tmp/small_ids.txt) -q -p no:cacheprovider \
-    -p no:benchmark -rfEsx -n 8 > $OUT/small_tests_$tag.txt 2>&1
-  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/small_tests_$tag.txt | head -20; tail -1 $OUT/small_tests_$tag.txt
-  for tool in memcheck racecheck; do
-    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
+  gpu_tests small_tests_$tag tests/test_batch.py $(cat /tmp/small_ids.txt)
+  sanitized small "
 import numpy as np, apsp
 rng = np.random.default_rng(0)
 for dt in (np.int32, np.float32, np.float64, np.int64):
@@ -42,29 +63,19 @@ for dt in (np.int32, np.float32, np.float64, np.int64):
         assert np.array_equal(apsp.solve(g[3], device='cuda'), want[3]), (dt, n)
         u = np.abs(g[4])  # undirected: a negative edge would be a negative cycle
         assert np.array_equal(apsp.solve(u, device='cuda', directed=False), apsp.solve(u, device='cpu', directed=False))
-print('small solves under the sanitizer: equal')" > $OUT/small_$tool.txt 2>&1
-    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/small_$tool.txt
-  done
-  for b in old pool; do
-    PYTHONPATH=/tmp/apsp-$b timeout 120 python benchmarks/probes/small_tile.py $b > $OUT/small_tile_${tag}_$b.txt 2>&1
-    echo "probe $b rc $? $(( $(date +%s) - t0 )) s"
-  done
-  paste -d'|' $OUT/small_tile_${tag}_old.txt $OUT/small_tile_${tag}_pool.txt | cut -c1-160
+print('small solves under the sanitizer: equal')"
+  probes "" old pool
   timeout $(( 380 - ($(date +%s) - t0) )) python benchmarks/bench_batch.py --bin build/gpu-bench --out $OUT --tag $tag > $OUT/bench_batch_${tag}_log.txt 2>&1
   echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-250 $OUT/bench_batch_${tag}_log.txt ;;
-esac
-# session59.sh cross TAG: the threshold of the 32 x 32 tile, three builds: .whl/old (64 x 64
-# always), .whl/k32 (32 x 32 for every n <= 32), .whl/pool (32 x 32 from 2 x SMs graphs):
-# tests/test_batch.py and sanitizers over batches of 1200 under pool, small_tile.py cross under all
-if [ "$mode" = cross ]; then
+cross)
+  # the threshold of the 32 x 32 tile, three builds: .whl/old (64 x 64 always), .whl/k32
+  # (32 x 32 for every n <= 32), .whl/pool (32 x 32 from 2 x SMs graphs): the batch tests and
+  # the review mend's under pool, sanitizers over batches of 1200, small_tile.py cross under all
   install old; install k32; install pool
   export PYTHONPATH=/tmp/apsp-pool
-  APSP_REQUIRE_GPU=1 timeout 150 python -m pytest tests/test_batch.py tests/test_gpu_engine.py \
-    -k "batch or pool_keeps or first_solve_inside" -q -p no:cacheprovider \
-    -p no:benchmark -rfEsx -n 8 > $OUT/batch_tests_$tag.txt 2>&1
-  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/batch_tests_$tag.txt | head -20; tail -1 $OUT/batch_tests_$tag.txt
-  for tool in memcheck racecheck; do
-    timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
+  gpu_tests batch_tests_$tag tests/test_batch.py tests/test_gpu_engine.py \
+    -k "batch or pool_keeps or first_solve_inside"
+  sanitized cross "
 import numpy as np, apsp
 rng = np.random.default_rng(0)
 for dt in (np.int32, np.float32, np.float64, np.int64):
@@ -72,12 +83,6 @@ for dt in (np.int32, np.float32, np.float64, np.int64):
         p = rng.integers(0, 30, size=(1200, n))
         g = (rng.integers(0, 60, size=(1200, n, n)) + p[:, :, None] - p[:, None, :]).astype(dt)
         assert np.array_equal(apsp.solve_batch(g, device='cuda'), apsp.solve_batch(g, device='cpu')), (dt, n)
-print('batches of 1200 under the sanitizer: equal')" > $OUT/cross_$tool.txt 2>&1
-    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/cross_$tool.txt
-  done
-  for b in old k32 pool; do
-    PYTHONPATH=/tmp/apsp-$b timeout 60 python benchmarks/probes/small_tile.py $b cross > $OUT/cross_${tag}_$b.txt 2>&1
-    echo "probe $b rc $? $(( $(date +%s) - t0 )) s"
-  done
-  paste -d'|' $OUT/cross_${tag}_old.txt $OUT/cross_${tag}_k32.txt $OUT/cross_${tag}_pool.txt | sed 's/ equal True//g' | cut -c1-200
-fi
+print('batches of 1200 under the sanitizer: equal')"
+  probes cross old k32 pool ;;
+esac

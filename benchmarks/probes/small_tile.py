@@ -3,6 +3,7 @@
 # the GPU reaches the start event (check=False: no host syncs), as bench_gpu.py's time_device.
 # Run once per build (PYTHONPATH), label first:
 #   python benchmarks/probes/small_tile.py LABEL [cross]
+import os
 import sys
 
 import numpy as np
@@ -10,21 +11,14 @@ import torch
 
 import apsp
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bench_batch import events  # noqa: E402
 
-def gpu_time(prepare, call, reps=20) -> float:
-    s = torch.cuda.current_stream()
-    times = []
-    for rep in range(reps + 1):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        prepare()
-        torch.cuda._sleep(2_000_000)
-        start.record(s)
-        call()
-        end.record(s)
-        end.synchronize()
-        if rep:
-            times.append(start.elapsed_time(end) * 1e3)
-    return float(np.median(times))
+
+def gpu_time(prepare, call) -> float:
+    """Median µs of 20 calls by CUDA events (bench_batch.events), prepare() and a spin kernel
+    ahead of each start event."""
+    return events(torch, call, 20, before=lambda: (prepare(), torch.cuda._sleep(2_000_000))) * 1e6
 
 
 # (graphs, n); `cross` (second argument): around the 32 x 32 tile's threshold, 2 x the SMs
@@ -33,14 +27,11 @@ CROSS = ((1, 32), (66, 32), (132, 32), (198, 32), (264, 32), (396, 32), (528, 32
 
 
 def main() -> None:
-    global SIZES
-    label = sys.argv[1]
-    if sys.argv[2:] == ["cross"]:
-        SIZES = CROSS
+    label, cross = sys.argv[1], sys.argv[2:] == ["cross"]
     rng = np.random.default_rng(3)
     print(f"{label}: {torch.cuda.get_device_name()}, GPU µs, median of 20, check=False, in place")
-    for dtype in (np.int32, np.float32, np.float64)[:2 if SIZES is CROSS else 3]:
-        for count, n in SIZES:
+    for dtype in (np.int32, np.float32) if cross else (np.int32, np.float32, np.float64):
+        for count, n in CROSS if cross else SIZES:
             host = rng.integers(1, 100, size=(count, n, n)).astype(dtype)
             orig = torch.from_numpy(host).cuda()
             work = orig.clone()

@@ -2404,8 +2404,9 @@ void require_helper_memory(int device, uint64_t needed, const std::string& what)
 // The helper GPUs of a solve (Job::split), checked: distinct devices other than `device`; of
 // them the list's first, as many as pay at this n (kSplitMinRows), each with room for its copy
 // of the matrix (`matrix_bytes`; MemoryError naming it otherwise), and peer access between every
-// pair (where a pair cannot have it, the solve runs on `device` alone: none returned). `why_alone`, when given, also makes it run there alone, once the list
-// is checked (a device array's stream in capture: solve_cuda).
+// pair (where a pair cannot have it, the solve runs on `device` alone: none returned).
+// `why_alone`, when given, also makes it run there alone, once the list is checked (a device
+// array's stream in capture: solve_cuda).
 std::vector<int> split_helpers(int device, const std::vector<int>& helpers, int64_t n, bool pred,
                                uint64_t matrix_bytes, const std::string& what,
                                const char* why_alone = nullptr) {
@@ -2726,7 +2727,8 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
           solved = b;
         }
       }
-      if (!input_error) throw CudaError("internal error: a batch's folded statistics fail, no graph's do");
+      if (!input_error)
+        throw CudaError("internal error: a batch's folded statistics fail, no graph's do");
     }
   }
   for (int64_t b0 = 0; b0 < solved; b0 += kBatchLaunch) {
@@ -2803,7 +2805,8 @@ BatchNegative solve_batch_on_stream(const Batch& batch, const Options& options, 
       negative = solve_device_matrix(batch.graph(b), PredMatrix{}, opt, device, stream);
     } catch (const Error& e) {
       // a lower graph's negative cycle goes before this graph's input error
-      const bool input = dynamic_cast<const ValueError*>(&e) || dynamic_cast<const OverflowError*>(&e);
+      const bool input =
+          dynamic_cast<const ValueError*>(&e) || dynamic_cast<const OverflowError*>(&e);
       if (input && found.graph >= 0) return found;
       rethrow_for_graph(std::current_exception(), b);
     }
@@ -2989,8 +2992,8 @@ void solve_cuda_batch(const Batch& dist, const Options& options, int device, voi
   check_batch(dist);
   if (dist.count == 0 || dist.first.n == 0) return;
   DeviceGuard guard(device);
-  raise_batch_negative(
-      solve_batch_on_stream(dist, options, device, static_cast<cudaStream_t>(stream)), dist.first.n);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  raise_batch_negative(solve_batch_on_stream(dist, options, device, s), dist.first.n);
 }
 
 void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options& options,

@@ -23,8 +23,9 @@ struct SmallShape {
 };
 using Small = SmallShape<64>;  // Small::K: the largest n of this plan
 
-// A batch of such graphs (engine.cu: enqueue_batch_launch) runs one block a graph: block b solves the
-// graph `stride` elements after block b - 1's, with its own statistics and negative-vertex list.
+// A batch of such graphs (engine.cu: enqueue_batch_launch) runs one block a graph: block b
+// solves the graph `stride` elements after block b - 1's, with its own statistics and
+// negative-vertex list.
 template <class T, int Tile>
 __global__ void __launch_bounds__(SmallShape<Tile>::threads)
     small_solve_kernel(T* __restrict__ d, int n, int64_t ld, bool directed, bool unweighted,
