@@ -3013,7 +3013,7 @@ void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options&
   const uint64_t graph_bytes = uint64_t(n) * uint64_t(dev_ld) * uint64_t(es);
   std::ostringstream what;
   what << "a batch of " << count << " n=" << n << " " << dtype_name(dist.first.dtype) << " graphs";
-  const uint64_t stats_bytes = uint64_t(count) * (sizeof(DeviceStats) + 8 * n) +
+  const uint64_t stats_bytes = uint64_t(count) * (sizeof(DeviceStats) + 8 * n) + sizeof(BatchFold) +
                                (n > ClusterShape::max_n ? device_extra_bytes(n, false) : 0);
   require_device_memory(uint64_t(count) * graph_bytes + stats_bytes, what.str());
   OwnStream stream;
