@@ -302,6 +302,70 @@ def test_cuda_batch_past_one_launch(rng):
     np.testing.assert_array_equal(apsp.solve_batch(g, device="cuda"), want)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_keyboard_interrupt_stops_a_long_batch(device, capfd):
+    """A Ctrl-C that arrives while a batch computes (the GIL released) stops it long before the
+    batch would end, and the next call works. The batch (n = 256, int32) grows until it takes
+    `least` seconds; the interrupt is sent a tenth of the way in. CPU: a NumPy batch (up to 2 GB),
+    left as it was. GPU: a torch batch solved in place (half the memory: up to 8.6 GB), the checks
+    on, so the host waits for it anyway: one cluster a graph, in launches polled between them
+    (engine.cu, kBatchPollUpdates; said by its trace)."""
+    import _thread
+    import signal
+    import threading
+    import time
+
+    cuda = device == "cuda"
+    torch = pytest.importorskip("torch") if cuda else None
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    def batch(count):
+        if cuda:
+            return torch.randint(1, 100, (count, n, n), dtype=torch.int32, device="cuda")
+        return np.random.default_rng(count).integers(1, 100, size=(count, n, n), dtype=np.int32)
+
+    def solve(graphs):
+        return apsp.solve_batch(graphs, device=device, overwrite=cuda)
+
+    n, count, last, least = 256, *((4096, 32768, 0.15) if cuda else (32, 8192, 0.3))
+    while True:
+        g = batch(count)
+        t0 = time.perf_counter()
+        _, lines = traced(capfd, lambda: solve(g), "APSP_CUDA_TRACE", "apsp cuda: the batch in")
+        full = time.perf_counter() - t0
+        if full >= least or count >= last:
+            break
+        g = None  # freed before the next one is made
+        count *= 2
+    assert full >= least, f"{count} graphs solved in {full:.3f} s: too fast to tell"
+    if cuda:
+        assert len(lines) == 1 and lines[0].endswith("Ctrl-C polled between them"), lines
+    before = None if cuda else g.copy()
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(full / 10, _thread.interrupt_main)
+    try:
+        timer.start()
+        t0 = time.perf_counter()
+        with pytest.raises(Interrupted):
+            solve(g)
+        elapsed = time.perf_counter() - t0
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert elapsed < full / 2, f"stopped after {elapsed:.3f} s of a {full:.3f} s batch"
+    if not cuda:
+        np.testing.assert_array_equal(g, before)
+    g = None
+    small = batch_of(np.random.default_rng(3), 3, 65, np.float32)
+    np.testing.assert_array_equal(apsp.solve_batch(small, device=device),
+                                  solved_one_by_one(small, device))
+
+
 @pytest.fixture(scope="module")
 def torch():
     return pytest.importorskip("torch", reason="the device-batch tests use PyTorch tensors")

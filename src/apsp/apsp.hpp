@@ -91,7 +91,8 @@ struct NegativeCycleError : Error {
 // rules, checks, unreachable as INF, negative cycles). When graphs break it, the lowest such
 // index raises what its own solve would, its message led by "graph b of the batch: " (a
 // NegativeCycleError also carries `graph`); the other graphs may have been solved in place by
-// then. No predecessors, no progress calls.
+// then. No predecessors, no progress calls: Options::poll, for Ctrl-C, between graphs or
+// launches.
 struct Batch {
   Matrix first;
   int64_t count = 0;

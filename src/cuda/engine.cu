@@ -2653,6 +2653,12 @@ void solve_and_download(const Matrix& dev, const PredMatrix& dpred, const Matrix
 // and checked exactly as its own solve is (same kernels, same statistics, contract.cpp's checks).
 // Larger graphs are solved one after another (solve_device_matrix), each by its own plan.
 constexpr int64_t kBatchLaunch = 65535;  // graphs per launch (gridDim.z's limit)
+// Ctrl-C in a long one-launch batch: where the host waits for the batch anyway (a host input, or
+// the negative-cycle check's readout), its graphs go in launches of about kBatchPollUpdates
+// updates (count x n^3: 1024 graphs of n = 256, about 6 ms of an H200); once launch l is queued,
+// the host waits for launch l - 1 to end and polls. The GPU's queue never drains, and an
+// interrupt waits for two launches at most. Otherwise a launch takes kBatchLaunch graphs.
+constexpr int64_t kBatchPollUpdates = int64_t(1) << 34;
 
 // The first graph of a batch with a negative cycle (-1: none) and its vertices, sorted.
 struct BatchNegative {
@@ -2674,10 +2680,11 @@ BatchFold fold_batch_stats(const DeviceStats* st, int64_t count, BatchFold* fold
 // An input error of graph e (input checks on) is raised only once graphs [0, e) are solved and
 // none of them has a negative cycle: the lowest failing graph's error is the batch's, as on the
 // CPU engine (graphs from e on are left as they were). The host reads the statistics folded over
-// the batch, and graph by graph only where the fold fails the input checks.
+// the batch, and graph by graph only where the fold fails the input checks. `poll` (or empty):
+// polls for Ctrl-C between launches (kBatchPollUpdates).
 template <class T>
 BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles tiles,
-                                   cudaStream_t stream) {
+                                   const std::function<void()>& poll, cudaStream_t stream) {
   const int64_t n = batch.first.n, ld = batch.first.ld, count = batch.count;
   T* d = static_cast<T*>(batch.first.data);
   const bool stats = opt.check_input || opt.check_negative_cycles;
@@ -2731,22 +2738,43 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
         throw CudaError("internal error: a batch's folded statistics fail, no graph's do");
     }
   }
-  for (int64_t b0 = 0; b0 < solved; b0 += kBatchLaunch) {
-    const unsigned graphs = unsigned(std::min(kBatchLaunch, solved - b0));
-    T* first = d + b0 * batch.stride;
-    DeviceStats* gst = st ? st + b0 : nullptr;
-    int64_t* neg = negative ? negative + b0 * n : nullptr;
-    if (tiles == Tiles::small) {
-      enqueue_small_solve(first, int(n), ld, opt.directed, opt.unweighted, gst, neg, graphs,
-                          batch.stride, stream);
-    } else {
-      const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
-      cudaLaunchAttribute attr;
-      cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
-      cfg.gridDim = dim3(unsigned(S * S) * graphs);
-      APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, first, int(n), ld, S,
-                                         opt.directed, opt.unweighted, gst, neg, batch.stride));
+  const int64_t per_launch =
+      poll ? std::clamp<int64_t>(kBatchPollUpdates / (n * n * n), 1, kBatchLaunch) : kBatchLaunch;
+  const int64_t launches = (solved + per_launch - 1) / per_launch;
+  const bool polled = poll && launches > 1;
+  if (launches > 1 && std::getenv("APSP_CUDA_TRACE"))
+    std::fprintf(stderr, "apsp cuda: the batch in %lld launches of up to %lld graphs%s\n",
+                 static_cast<long long>(launches), static_cast<long long>(per_launch),
+                 polled ? ", Ctrl-C polled between them" : "");
+  // launches l - 1 and l, where polled
+  const std::unique_ptr<OwnEvent[]> ended = polled ? std::make_unique<OwnEvent[]>(2) : nullptr;
+  try {
+    for (int64_t l = 0; l < launches; ++l) {
+      const int64_t b0 = l * per_launch;
+      const unsigned graphs = unsigned(std::min(per_launch, solved - b0));
+      T* first = d + b0 * batch.stride;
+      DeviceStats* gst = st ? st + b0 : nullptr;
+      int64_t* neg = negative ? negative + b0 * n : nullptr;
+      if (tiles == Tiles::small) {
+        enqueue_small_solve(first, int(n), ld, opt.directed, opt.unweighted, gst, neg, graphs,
+                            batch.stride, stream);
+      } else {
+        const int S = int((n + ClusterShape::W - 1) / ClusterShape::W);
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg = cluster_config<T>(S, stream, attr);
+        cfg.gridDim = dim3(unsigned(S * S) * graphs);
+        APSP_CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_solve_kernel<T>, first, int(n), ld, S,
+                                           opt.directed, opt.unweighted, gst, neg, batch.stride));
+      }
+      if (!polled) continue;
+      APSP_CUDA_CHECK(cudaEventRecord(ended[l % 2].e, stream));
+      if (l == 0) continue;
+      APSP_CUDA_CHECK(cudaEventSynchronize(ended[(l - 1) % 2].e));
+      poll();
     }
+  } catch (...) {  // Ctrl-C: what is enqueued ends first, as between the graphs of a larger n
+    finish_unless_capturing(stream);
+    throw;
   }
   BatchNegative found;
   if (negative && solved > 0) {
@@ -2761,11 +2789,12 @@ BatchNegative enqueue_batch_launch(const Batch& batch, const Options& opt, Tiles
 }
 
 // A batch on the device (validated, count and n > 0), solved in place on `stream`: input errors
-// raise here (for the first graph that has one), a negative cycle is returned.
+// raise here (for the first graph that has one), a negative cycle is returned. `host_waits`: the
+// host waits for the solve anyway (a host input), so Ctrl-C may be polled between launches.
 BatchNegative solve_batch_on_stream(const Batch& batch, const Options& options, int device,
-                                    cudaStream_t stream) {
+                                    bool host_waits, cudaStream_t stream) {
   Options opt = options;
-  opt.progress = nullptr;  // no rounds to report (Ctrl-C: polled between graphs, below)
+  opt.progress = nullptr;  // no rounds to report (Ctrl-C: polled between launches or graphs)
   opt.poll = nullptr;
   const int64_t n = batch.first.n;
   Tiles tiles = Tiles::k64w;  // for "one after another"
@@ -2786,7 +2815,10 @@ BatchNegative solve_batch_on_stream(const Batch& batch, const Options& options, 
   if (one_launch) {
     BatchNegative found;
     with_dtype(batch.first.dtype, [&](auto zero) {
-      found = enqueue_batch_launch<decltype(zero)>(batch, opt, tiles, stream);
+      std::function<void()> poll;  // Ctrl-C between launches
+      if (options.poll && (host_waits || options.check_negative_cycles))
+        poll = [&] { options.poll(options.progress_ctx); };
+      found = enqueue_batch_launch<decltype(zero)>(batch, opt, tiles, poll, stream);
     });
     return found;
   }
@@ -2993,7 +3025,7 @@ void solve_cuda_batch(const Batch& dist, const Options& options, int device, voi
   if (dist.count == 0 || dist.first.n == 0) return;
   DeviceGuard guard(device);
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  raise_batch_negative(solve_batch_on_stream(dist, options, device, s), dist.first.n);
+  raise_batch_negative(solve_batch_on_stream(dist, options, device, false, s), dist.first.n);
 }
 
 void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options& options,
@@ -3029,7 +3061,7 @@ void solve_cuda_batch_host(const Batch& input, const Batch& dist, const Options&
   for (int64_t b = 0; b < copies(input); ++b)
     upload_matrix(static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, dev_ld,
                   input.graph(b).data, n, input.first.ld, es, stream.s, poll, rows(input));
-  const BatchNegative found = solve_batch_on_stream(dev, options, device, stream.s);
+  const BatchNegative found = solve_batch_on_stream(dev, options, device, true, stream.s);
   for (int64_t b = 0; b < copies(dist); ++b)
     download_matrix(dist.graph(b).data, dist.first.ld,
                     static_cast<char*>(dbuf.ptr) + size_t(b) * graph_bytes, n, dev_ld, es,

@@ -57,12 +57,22 @@ __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
   }
   return v;
 }
-__device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = w > v ? w : v;
+// The minimum of each v[k] over the block, in every thread (a maximum goes in and comes out as
+// its complement, ~v). red: K x 32 words of shared memory, free again on return.
+template <int K>
+__device__ __forceinline__ void block_min_u64(unsigned long long (&v)[K],
+                                              unsigned long long (*red)[32]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = int(blockDim.x >> 5);
+#pragma unroll
+  for (int k = 0; k < K; ++k) v[k] = warp_min_u64(v[k]);
+  if (lane == 0) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) red[k][warp] = v[k];
   }
-  return v;
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; ++k) v[k] = warp_min_u64(lane < warps ? red[k][lane] : ~0ull);
+  __syncthreads();  // every warp has read red
 }
 
 // Scan of rows [row0, row1): nothing written. Grid-stride over rows (blockIdx.y) and columns (x);
@@ -109,38 +119,14 @@ __global__ void scan_kernel(const T* __restrict__ d, int64_t n, int64_t ld, int6
   }
   // Block reduction first, then one atomic per statistic per block (the grid is kept small).
   __shared__ unsigned long long red[5][32];
-  nan_i = warp_min_u64(nan_i);
-  ninf_i = warp_min_u64(ninf_i);
-  mabs = warp_max_u64(mabs);
-  nonpos = warp_max_u64(nonpos);
-  nonint = warp_max_u64(nonint);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  if (lane == 0) {
-    red[0][warp] = nan_i;
-    red[1][warp] = ninf_i;
-    red[2][warp] = mabs;
-    red[3][warp] = nonpos;
-    red[4][warp] = nonint;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    nan_i = lane < warps ? red[0][lane] : ~0ull;
-    ninf_i = lane < warps ? red[1][lane] : ~0ull;
-    mabs = lane < warps ? red[2][lane] : 0ull;
-    nonpos = lane < warps ? red[3][lane] : 0ull;
-    nonint = lane < warps ? red[4][lane] : 0ull;
-    nan_i = warp_min_u64(nan_i);
-    ninf_i = warp_min_u64(ninf_i);
-    mabs = warp_max_u64(mabs);
-    nonpos = warp_max_u64(nonpos);
-    nonint = warp_max_u64(nonint);
-    if (lane == 0) {
-      if (nan_i != ~0ull) atomicMin(&st->first_nan, nan_i);
-      if (ninf_i != ~0ull) atomicMin(&st->first_neg_inf, ninf_i);
-      if (mabs) atomicMax(std::is_floating_point_v<T> ? &st->max_abs_float : &st->max_abs_int, mabs);
-      if (nonpos) atomicMax(&st->nonpositive, nonpos);
-      if (nonint) atomicMax(&st->nonintegral, nonint);
-    }
+  unsigned long long v[5] = {nan_i, ninf_i, ~mabs, ~nonpos, ~nonint};
+  block_min_u64(v, red);
+  if (threadIdx.x == 0) {
+    if (v[0] != ~0ull) atomicMin(&st->first_nan, v[0]);
+    if (v[1] != ~0ull) atomicMin(&st->first_neg_inf, v[1]);
+    if (~v[2]) atomicMax(std::is_floating_point_v<T> ? &st->max_abs_float : &st->max_abs_int, ~v[2]);
+    if (~v[3]) atomicMax(&st->nonpositive, ~v[3]);
+    if (~v[4]) atomicMax(&st->nonintegral, ~v[4]);
   }
 }
 
@@ -154,21 +140,10 @@ struct BatchFold {
   unsigned long long first_negative;  // ULLONG_MAX = none
 };
 
-__device__ __forceinline__ unsigned long long block_min_u64(unsigned long long v,
-                                                            unsigned long long* red) {
-  v = warp_min_u64(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // red is free (a previous call's reads are done)
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  v = lane < int(blockDim.x >> 5) ? red[lane] : ~0ull;
-  return warp_min_u64(v);  // every warp has it
-}
-
 // One block; every field written (no reset needed).
 __global__ void fold_batch_kernel(const DeviceStats* __restrict__ st, int64_t count,
                                   BatchFold* out) {
-  __shared__ unsigned long long red[32];
+  __shared__ unsigned long long red[7][32];
   unsigned long long nan_i = ~0ull, ninf_i = ~0ull, mabs_f = 0, mabs_i = 0, neg = ~0ull;
   unsigned long long nonpos = 0, nonint = 0;
   for (int64_t b = threadIdx.x; b < count; b += blockDim.x) {
@@ -181,24 +156,18 @@ __global__ void fold_batch_kernel(const DeviceStats* __restrict__ st, int64_t co
     nonint = s.nonintegral > nonint ? s.nonintegral : nonint;
     if (s.negative_count != 0 && neg == ~0ull) neg = (unsigned long long)b;  // b rises
   }
-  // maxima as minima of the complement
-  nan_i = block_min_u64(nan_i, red);
-  ninf_i = block_min_u64(ninf_i, red);
-  mabs_f = ~block_min_u64(~mabs_f, red);
-  mabs_i = ~block_min_u64(~mabs_i, red);
-  nonpos = ~block_min_u64(~nonpos, red);
-  nonint = ~block_min_u64(~nonint, red);
-  neg = block_min_u64(neg, red);
+  unsigned long long v[7] = {nan_i, ninf_i, ~mabs_f, ~mabs_i, ~nonpos, ~nonint, neg};
+  block_min_u64(v, red);
   if (threadIdx.x == 0) {
     DeviceStats w{};
-    w.first_nan = nan_i;
-    w.first_neg_inf = ninf_i;
-    w.max_abs_float = mabs_f;
-    w.max_abs_int = mabs_i;
-    w.nonpositive = nonpos;
-    w.nonintegral = nonint;
+    w.first_nan = v[0];
+    w.first_neg_inf = v[1];
+    w.max_abs_float = ~v[2];
+    w.max_abs_int = ~v[3];
+    w.nonpositive = ~v[4];
+    w.nonintegral = ~v[5];
     out->worst = w;
-    out->first_negative = neg;
+    out->first_negative = v[6];
   }
 }
 
