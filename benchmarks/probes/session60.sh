@@ -5,6 +5,8 @@
 # second `session58.sh tier main`.
 #   session60.sh bench TAG   bench_gpu.py (the GPU benchmark with its ceilings, the checked rows
 #                            included) under main's build
+#   session60.sh tier TAG    memcheck over checked solves and batches (as check's), then the whole
+#                            GPU tier but the sanitizer test (check runs it)
 #   session60.sh check TAG   after the shared block reduction (scan_kernel, fold_batch_kernel) and
 #                            the polled batch launches: tests/test_batch.py, tests/test_sanitizer.py,
 #                            memcheck and racecheck over checked solves and batches, bench_batch.py,
@@ -18,7 +20,36 @@ python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --targ
   $(ls .whl/pool/apsp-*.whl; ls .whl/*.whl | grep -v '/apsp-') > $OUT/install_pool.txt 2>&1 \
   || { tail -20 $OUT/install_pool.txt; exit 1; }
 export PYTHONPATH=/tmp/apsp-pool
+sanitized() {  # memcheck and/or racecheck over checked solves and batches
+  for tool in "$@"; do
+    # racecheck: n <= 64 only (it reports known false hazards in the cluster kernel: sanitize_driver.py)
+    sizes="5, 33, 64, 100, 300"; [ $tool = racecheck ] && sizes="5, 33, 64"
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
+import numpy as np, apsp
+rng = np.random.default_rng(0)
+for dt in (np.int32, np.float32, np.float64, np.int64):
+    for n in ($sizes):
+        g = rng.integers(1, 60, size=(40, n, n)).astype(dt)
+        g[3, 1, 2] = -1; g[7, 0, 0] = 0
+        if dt in (np.float32, np.float64): g[5] /= 7
+        got = apsp.solve_batch(g, device='cuda')  # fractional sums: only the same kernels agree
+        assert np.array_equal(got[3:6], np.stack([apsp.solve(x, device='cuda') for x in g[3:6]])), (dt, n)
+        assert np.allclose(got, apsp.solve_batch(g, device='cpu'), rtol=1e-5), (dt, n)
+    bad = rng.integers(1, 60, size=(9, 40, 40)).astype(dt)
+    if dt in (np.float32, np.float64): bad[6, 3, 4] = np.nan
+    else: bad[6, 3, 4] = -5; bad[6, 4, 3] = -5
+    try: apsp.solve_batch(bad, device='cuda'); raise SystemExit('no error')
+    except (ValueError, apsp.NegativeCycleError) as e: assert 'graph 6 ' in str(e), e
+print('checked solves and batches under the sanitizer: equal')" > $OUT/gpu_${tag}_$tool.txt 2>&1
+    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/gpu_${tag}_$tool.txt
+  done
+}
 case $mode in
+tier)
+  sanitized memcheck
+  APSP_REQUIRE_GPU=1 timeout -k 5 $(( 580 - ($(date +%s) - t0) )) python -m pytest -m gpu tests \
+    --ignore=tests/test_sanitizer.py -q -p no:cacheprovider -p no:benchmark -rfEsx -n 16 > $OUT/gpu_${tag}_tests.txt 2>&1
+  echo "tier rc $? $(( $(date +%s) - t0 )) s"; grep "^E " $OUT/gpu_${tag}_tests.txt | head; tail -6 $OUT/gpu_${tag}_tests.txt ;;
 bench)
   timeout $(( 585 - ($(date +%s) - t0) )) python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT \
     --tag $tag > $OUT/gpu_${tag}_bench_log.txt 2>&1
@@ -32,28 +63,7 @@ check)
   APSP_REQUIRE_GPU=1 timeout 300 python -m pytest tests/test_sanitizer.py -q -p no:cacheprovider \
     -p no:benchmark -rfEsx -n 2 > $OUT/gpu_${tag}_sanitizer_tests.txt 2>&1
   echo "sanitizer tests rc $? $(( $(date +%s) - t0 )) s"; tail -3 $OUT/gpu_${tag}_sanitizer_tests.txt
-  for tool in memcheck racecheck; do
-    # racecheck: n <= 64 only (it reports known false hazards in the cluster kernel: sanitize_driver.py)
-    sizes="5, 33, 64, 100, 300"; [ $tool = racecheck ] && sizes="5, 33, 64"
-    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python -c "
-import numpy as np, apsp
-rng = np.random.default_rng(0)
-for dt in (np.int32, np.float32, np.float64, np.int64):
-    for n in ($sizes):
-        g = rng.integers(1, 60, size=(40, n, n)).astype(dt)
-        g[3, 1, 2] = -1; g[7, 0, 0] = 0
-        if dt in (np.float32, np.float64): g[5] /= 7
-        want = apsp.solve_batch(g, device='cpu')
-        assert np.array_equal(apsp.solve_batch(g, device='cuda'), want), (dt, n)
-        assert np.array_equal(apsp.solve(g[5], device='cuda'), want[5]), (dt, n)
-    bad = rng.integers(1, 60, size=(9, 40, 40)).astype(dt)
-    if dt in (np.float32, np.float64): bad[6, 3, 4] = np.nan
-    else: bad[6, 3, 4] = -5; bad[6, 4, 3] = -5
-    try: apsp.solve_batch(bad, device='cuda'); raise SystemExit('no error')
-    except (ValueError, apsp.NegativeCycleError) as e: assert 'graph 6 ' in str(e), e
-print('checked solves and batches under the sanitizer: equal')" > $OUT/gpu_${tag}_$tool.txt 2>&1
-    echo "$tool rc $? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/gpu_${tag}_$tool.txt
-  done
+  sanitized memcheck racecheck
   timeout 200 python benchmarks/bench_batch.py --bin build/gpu-bench --out $OUT --tag $tag > $OUT/batch_${tag}_log.txt 2>&1
   echo "bench_batch rc $? $(( $(date +%s) - t0 )) s"; cut -c1-250 $OUT/batch_${tag}_log.txt | tail -14
   timeout $(( 585 - ($(date +%s) - t0) )) python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT \
