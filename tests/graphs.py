@@ -51,6 +51,37 @@ def traced(capfd, solve: Callable, variable: str, *prefixes: str):
     return out, [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith(prefixes)]
 
 
+def seconds_to_interrupt(call: Callable, after: float) -> float:
+    """Seconds `call` took to stop when a Ctrl-C (SIGINT, as `_thread.interrupt_main` sends it)
+    arrived `after` seconds in. The signal's handler raises a test-only exception (pytest would
+    take a KeyboardInterrupt for the user's); AssertionError if `call` ended without it."""
+    import _thread
+    import signal
+    import threading
+    import time
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(after, _thread.interrupt_main)
+    try:
+        timer.start()
+        t0 = time.perf_counter()
+        try:
+            call()
+        except Interrupted:
+            return time.perf_counter() - t0
+        raise AssertionError(f"not interrupted: the call ended {time.perf_counter() - t0:.3f} s "
+                             f"in, the Ctrl-C was due {after:.3f} s in")
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+
+
 def no_edge(dtype) -> float:
     """The value that means "no edge" (and "unreachable") for `dtype`."""
     dtype = np.dtype(dtype)

@@ -13,7 +13,7 @@ import pytest
 
 import apsp
 from graphs import (DTYPES, assert_matches_scipy, negative_cycle_graph, no_edge,
-                    potential_negative_graph, to_dtype, traced)
+                    potential_negative_graph, seconds_to_interrupt, to_dtype, traced)
 
 SIZES = (1, 2, 5, 31, 63, 64, 65, 100, 129, 256, 300)
 
@@ -312,21 +312,12 @@ def test_keyboard_interrupt_stops_a_long_batch(device, capfd, monkeypatch):
     this n, fw_cpu.cpp). GPU: a torch batch (up to 8.6 GB) with the checks on, so the host waits
     for it anyway: one cluster a graph, in launches polled between them (engine.cu,
     kBatchPollUpdates; said by its trace)."""
-    import _thread
-    import signal
-    import threading
     import time
 
     cuda = device == "cuda"
     torch = pytest.importorskip("torch") if cuda else None
     monkeypatch.setenv("APSP_CPU_NARROW", "0")  # the int32 solve: these weights would run on the
     # 16-bit one, too fast to time without growing the batch past memory
-
-    class Interrupted(Exception):
-        pass
-
-    def handler(signum, frame):
-        raise Interrupted()
 
     def batch(count):
         if cuda:
@@ -353,17 +344,7 @@ def test_keyboard_interrupt_stops_a_long_batch(device, capfd, monkeypatch):
     assert full >= least, f"{count} graphs solved in {full:.3f} s: too fast to tell"
     if cuda:
         assert len(lines) == 1 and lines[0].endswith("Ctrl-C polled between them"), lines
-    old = signal.signal(signal.SIGINT, handler)
-    timer = threading.Timer(full / 10, _thread.interrupt_main)
-    try:
-        timer.start()
-        t0 = time.perf_counter()
-        with pytest.raises(Interrupted):
-            timed(g)
-        elapsed = time.perf_counter() - t0
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, old)
+    elapsed = seconds_to_interrupt(lambda: timed(g), full / 10)
     assert elapsed < full / 2, f"stopped after {elapsed:.3f} s of a {full:.3f} s batch"
     g = None
     small = batch_of(np.random.default_rng(3), 3, 65, np.float32)

@@ -13,7 +13,8 @@ import pytest
 import scipy.sparse
 
 import apsp
-from graphs import DTYPES, assert_matches_scipy, assert_paths_consistent, no_edge, random_graph
+from graphs import (DTYPES, assert_matches_scipy, assert_paths_consistent, no_edge,
+                    random_graph, seconds_to_interrupt)
 
 INT_DTYPES = (np.int32, np.int64)
 
@@ -577,19 +578,10 @@ def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype,
     The CUDA engine checks between rounds and between a host input's upload chunks (the float32
     graph's 2.4 GB upload took 1 s beside eleven other test workers, when it was not checked);
     the download is not interrupted, so its solves are made long enough that it is a small part."""
-    import _thread
-    import signal
-
     # The solves of the matrix's own dtype: these weights (1..99) would run on 16-bit lengths (the
     # hub bound), which at these n is too fast to time without growing the graph past memory.
     monkeypatch.setenv("APSP_CPU_NARROW", "0")
     monkeypatch.setenv("APSP_CUDA_NARROW", "0")
-
-    class Interrupted(Exception):
-        pass
-
-    def handler(signum, frame):
-        raise Interrupted()
 
     n = n0
     while True:
@@ -602,17 +594,7 @@ def test_keyboard_interrupt_stops_a_solve_and_the_next_call_works(device, dtype,
             break
         n *= 2
     assert full >= least, f"n = {n} solved in {full:.3f} s: too fast to tell"
-    old = signal.signal(signal.SIGINT, handler)
-    timer = threading.Timer(full / 10, _thread.interrupt_main)
-    try:
-        timer.start()
-        t0 = time.perf_counter()
-        with pytest.raises(Interrupted):
-            apsp.solve(g, device=device)
-        elapsed = time.perf_counter() - t0
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, old)
+    elapsed = seconds_to_interrupt(lambda: apsp.solve(g, device=device), full / 10)
     assert elapsed < full / 2, f"stopped after {elapsed:.3f} s of a {full:.3f} s solve"
     if kind == "torch":
         assert bool((g == before).all())
