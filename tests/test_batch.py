@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import apsp
-from graphs import (DTYPES, assert_matches_scipy, negative_cycle_graph, no_edge,
-                    potential_negative_graph, seconds_to_interrupt, to_dtype, traced)
+from graphs import (DTYPES, assert_matches_scipy, assert_paths_consistent, negative_cycle_graph,
+                    no_edge, potential_negative_graph, seconds_to_interrupt, to_dtype, traced)
 
 SIZES = (1, 2, 5, 31, 63, 64, 65, 100, 129, 256, 300)
 
@@ -131,6 +131,50 @@ def test_the_lowest_failing_graph_is_reported(device, rng, n):
         apsp.solve_batch(g, device=device)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 5, 65])
+def test_predecessors_are_each_graphs_own(device, rng, dtype, n):
+    """return_predecessors=True: graph by graph through apsp.solve, so (dist, pred) of each
+    graph is exactly its own solve's, the paths add up, and the input is untouched."""
+    g = batch_of(rng, 4, n, dtype)
+    before = g.copy()
+    dist, pred = apsp.solve_batch(g, device=device, return_predecessors=True)
+    assert dist.dtype == np.dtype(dtype) and pred.dtype == np.int32
+    assert dist.shape == pred.shape == g.shape
+    for b in range(len(g)):
+        want_dist, want_pred = apsp.solve(g[b], device=device, return_predecessors=True)
+        np.testing.assert_array_equal(dist[b], want_dist)
+        np.testing.assert_array_equal(pred[b], want_pred)
+        assert_paths_consistent(g[b], dist[b], pred[b])
+    np.testing.assert_array_equal(g, before)
+
+
+def test_predecessors_in_place_and_their_errors(device, rng):
+    g = batch_of(rng, 4, 20, np.float32)
+    want = solved_one_by_one(g, device)
+    work = g.copy()
+    dist, pred = apsp.solve_batch(work, device=device, return_predecessors=True, overwrite=True)
+    assert dist is work
+    np.testing.assert_array_equal(work, want)
+    assert_paths_consistent(g[2], work[2], pred[2])
+    bad = g.copy()
+    bad[2, 1, 4] = np.nan
+    with pytest.raises(ValueError, match=r"^graph 2 of the batch: graph\[1, 4\] is NaN"):
+        apsp.solve_batch(bad, device=device, return_predecessors=True)
+    cyc = batch_of(rng, 4, 6, np.float64)
+    cyc[1] = cyc[3] = negative_cycle_graph(rng, 6)
+    with pytest.raises(apsp.NegativeCycleError) as exc:
+        apsp.solve_batch(cyc, device=device, return_predecessors=True)
+    e = exc.value
+    assert e.graph == 1 and e.cycle
+    assert str(e).startswith("graph 1 of the batch: the graph has a negative cycle: ")
+    assert str(e).count("negative cycle") == 1, str(e)  # the cycle named once
+    for shape in [(0, 5, 5), (3, 0, 0)]:
+        d, p = apsp.solve_batch(np.zeros(shape, np.int32), device=device,
+                                return_predecessors=True)
+        assert d.shape == p.shape == shape and d.dtype == p.dtype == np.int32
+
+
 def test_strides_of_length_one_dimensions_do_not_matter(device, rng):
     one = np.flip(batch_of(rng, 1, 7, np.float32), 0)  # shape (1, 7, 7), a negative graph stride
     np.testing.assert_array_equal(apsp.solve_batch(one, device=device), solved_one_by_one(one, device))
@@ -175,18 +219,23 @@ def test_overwrite_of_graphs_spaced_apart(device, rng):
     assert (big[:, :, :2] == 7).all() and (big[:, :, 22:] == 7).all()
 
 
-def test_overwrite_refusals(rng):
+@pytest.mark.parametrize("pred", [False, True], ids=["", "predecessors"])
+def test_overwrite_refusals(rng, pred):
     g = batch_of(rng, 3, 8, np.float64)
     with pytest.raises(ValueError, match="rows are not contiguous"):
-        apsp.solve_batch(np.swapaxes(g, 1, 2), overwrite=True)
+        apsp.solve_batch(np.swapaxes(g, 1, 2), overwrite=True, return_predecessors=pred)
     ro = g.copy()
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
-        apsp.solve_batch(ro, overwrite=True)
+        apsp.solve_batch(ro, overwrite=True, return_predecessors=pred)
     with pytest.raises(ValueError, match="not computed natively"):
-        apsp.solve_batch(np.ones((2, 3, 3), np.int16), overwrite=True)
+        apsp.solve_batch(np.ones((2, 3, 3), np.int16), overwrite=True, return_predecessors=pred)
     with pytest.raises(ValueError, match="cannot write into a list"):
-        apsp.solve_batch([x for x in g], overwrite=True)
+        apsp.solve_batch([x for x in g], overwrite=True, return_predecessors=pred)
+    rows = np.zeros((10, 8))  # graph b from row b: the graphs overlap
+    overlapping = np.lib.stride_tricks.as_strided(rows, (3, 8, 8), (64, 64, 8))
+    with pytest.raises(ValueError, match="its graphs do not lie one after another"):
+        apsp.solve_batch(overlapping, overwrite=True, return_predecessors=pred)
 
 
 def test_shapes_and_empty_batches(device):
@@ -430,3 +479,33 @@ def test_cupy_batch(rng):
     np.testing.assert_array_equal(out.get(), apsp.solve_batch(g, device="cpu"))
     assert apsp.solve_batch(c, overwrite=True) is c
     np.testing.assert_array_equal(c.get(), out.get())
+
+
+@pytest.mark.gpu
+def test_device_batch_predecessors(torch, rng):
+    """torch and CuPy batches with predecessors: each graph's own apsp.solve on its GPU (the
+    caller's stream), results of the input's kind there; in place on a torch view too."""
+    cupy = pytest.importorskip("cupy")
+    g = batch_of(rng, 5, 40, np.int32)
+    want = [apsp.solve(x, device="cpu", return_predecessors=True) for x in g]
+    t = torch.from_numpy(g).cuda()
+    for graphs, host in [(t, lambda a: a.cpu().numpy()), (cupy.asarray(g), lambda a: a.get())]:
+        dist, pred = apsp.solve_batch(graphs, return_predecessors=True)
+        assert type(dist) is type(graphs) and type(pred) is type(graphs)
+        assert str(pred.dtype).endswith("int32") and tuple(pred.shape) == g.shape
+        for b, (d, p) in enumerate(want):
+            np.testing.assert_array_equal(host(dist)[b], d)
+            assert_paths_consistent(g[b], host(dist)[b], host(pred)[b])
+        np.testing.assert_array_equal(host(graphs), g)  # untouched
+    buf = torch.full((5, 40, 43), 7, dtype=torch.int32, device="cuda")
+    view = buf[:, :, 1:41]
+    view.copy_(t)
+    dist, pred = apsp.solve_batch(view, return_predecessors=True, overwrite=True)
+    assert dist is view and pred.is_cuda
+    np.testing.assert_array_equal(view.cpu().numpy(), np.stack([d for d, _ in want]))
+    assert (buf[:, :, :1] == 7).all() and (buf[:, :, 41:] == 7).all()
+    t[3, 0, 1], t[3, 1, 0] = -5, 2  # a negative cycle 0 -> 1 -> 0 in graph 3
+    with pytest.raises(apsp.NegativeCycleError) as exc:
+        apsp.solve_batch(t, return_predecessors=True)
+    assert exc.value.graph == 3 and exc.value.cycle
+    assert str(exc.value).startswith("graph 3 of the batch: the graph has a negative cycle: ")

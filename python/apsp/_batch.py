@@ -6,7 +6,8 @@ launch, one thread block (n <= 64) or one thread-block cluster each, the CPU eng
 256 vertices one thread each (engine.cu: solve_cuda_batch; fw_cpu.cpp: solve_cpu_batch). Host
 arrays (NumPy, torch CPU tensors, nested lists) go to the first usable GPU, else the CPU engine;
 torch and CuPy device arrays are solved where they live, on the caller's current stream, and
-never leave the GPU.
+never leave the GPU. With predecessors the graphs go one by one through apsp.solve, whose
+predecessor plans the batch kernels lack.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from ._solve import computed_dtype
 
 
 def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
-                overwrite: bool = False, device: Any = None, check: bool = True) -> Any:
+                return_predecessors: bool = False, overwrite: bool = False, device: Any = None,
+                check: bool = True) -> Any:
     """All-pairs shortest paths of a batch of graphs of one size: ``graphs[b]`` is graph b's
     n x n weight matrix, with :func:`apsp.solve`'s conventions, and ``result[b]`` is what
     ``apsp.solve(graphs[b], ...)`` returns for it.
@@ -42,6 +44,13 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
         are solved there on the caller's current stream. The dtypes of :func:`apsp.solve`.
     directed, unweighted : bool
         As for :func:`apsp.solve`, for every graph.
+    return_predecessors : bool
+        Also return ``pred`` (count, n, n) int32, of the input's kind: ``pred[b]`` is what
+        ``apsp.solve(graphs[b], return_predecessors=True)`` gives (-9999 where there is no path
+        and on the diagonal; :func:`apsp.path` reads ``pred[b]``). The batch kernels have no
+        predecessor plans, so these graphs go one by one through :func:`apsp.solve`, each
+        paying its per-call cost (on a GPU: a host graph's upload and download, the checks'
+        waits).
     overwrite : bool
         Write the distances into ``graphs`` itself and return it (rows contiguous, a natively
         computed dtype; otherwise ``ValueError``). After an error, graphs other than the one
@@ -54,7 +63,8 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
 
     Returns
     -------
-    An array of the input's kind, (count, n, n), in the computed dtype.
+    An array of the input's kind, (count, n, n), in the computed dtype; with
+    ``return_predecessors=True`` a tuple ``(dist, pred)``.
 
     Raises
     ------
@@ -63,10 +73,10 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
     ``ValueError`` for an array that is not (count, n, n).
     """
     try:
-        return _dispatch(graphs, bool(directed), bool(unweighted), bool(overwrite), device,
-                         bool(check))
+        return _dispatch(graphs, bool(directed), bool(unweighted), bool(return_predecessors),
+                         bool(overwrite), device, bool(check))
     except NegativeCycleError as exc:
-        if exc.graph is not None:  # name one cycle of that graph in its untouched input
+        if exc.graph is not None and not exc.cycle:  # name one cycle of it in its untouched input
             lead = f"graph {exc.graph} of the batch: "
             exc.args = (str(exc).removeprefix(lead),)
             try:
@@ -80,21 +90,24 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
         raise
 
 
-def _dispatch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
-              check: bool) -> Any:
+def _dispatch(graphs: Any, directed: bool, unweighted: bool, predecessors: bool,
+              overwrite: bool, device: Any, check: bool) -> Any:
     kind = classify(graphs)
     if kind == "sparse":
         raise TypeError("apsp.solve_batch takes a (count, n, n) array; a scipy.sparse matrix is "
                         "one graph: solve it with apsp.solve")
     if kind == "device":
+        module = type(graphs).__module__
+        if not is_torch(graphs) and module != "cupy" and not module.startswith("cupy."):
+            raise TypeError(f"apsp.solve_batch takes NumPy arrays and torch or CuPy arrays; a "
+                            f"{type(graphs).__name__} on a GPU can go through torch.from_dlpack "
+                            "or cupy.from_dlpack first (no copy), or each graph through "
+                            "apsp.solve")
+        if predecessors:
+            return _device_graph_by_graph(graphs, directed, unweighted, overwrite, device, check)
         if is_torch(graphs):
             return _solve_torch(graphs, directed, unweighted, overwrite, device, check)
-        module = type(graphs).__module__
-        if module == "cupy" or module.startswith("cupy."):
-            return _solve_cupy(graphs, directed, unweighted, overwrite, device, check)
-        raise TypeError(f"apsp.solve_batch takes NumPy arrays and torch or CuPy arrays; a "
-                        f"{type(graphs).__name__} on a GPU can go through torch.from_dlpack or "
-                        "cupy.from_dlpack first (no copy), or each graph through apsp.solve")
+        return _solve_cupy(graphs, directed, unweighted, overwrite, device, check)
     if isinstance(graphs, (list, tuple)) and len({np.shape(g) for g in graphs}) > 1:
         raise ValueError(f"graphs of different shapes ({sorted({np.shape(g) for g in graphs})}): "
                          "pad each to the largest n with no-edge entries (+inf, or apsp.INT32_INF "
@@ -104,7 +117,10 @@ def _dispatch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, de
         raise ValueError(f"overwrite=True cannot write into a {type(graphs).__name__}: it had to "
                          "be converted to a new array. Pass a NumPy array, or overwrite=False.")
     with InPlaceWrite(graphs if overwrite and is_torch(graphs) else None):
-        result = _solve_host(arr, directed, unweighted, overwrite, device)
+        if predecessors:
+            result = _host_graph_by_graph(arr, directed, unweighted, overwrite, device)
+        else:
+            result = _solve_host(arr, directed, unweighted, overwrite, device)
     return wrap_host_result(graphs, result)
 
 
@@ -146,6 +162,13 @@ def _ld_and_stride(strides: tuple, n: int, itemsize: int) -> tuple[int, int]:
     return ld, (strides[0] // itemsize if strides[0] >= n * ld * itemsize else n * ld)
 
 
+def _refuse_overwrite(reasons: list[str], kind: str = "array") -> None:
+    """ValueError naming why overwrite=True cannot write into these graphs, if anything does."""
+    if reasons:
+        raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
+                         + f". Pass overwrite=False to get a new {kind}.")
+
+
 def _one_device(device: Any, what: str) -> None:
     """A list of devices is refused: a batch is not split (its graphs go side by side)."""
     if isinstance(device, (list, tuple)):
@@ -166,10 +189,7 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
     one = arr[0] if count else np.empty((0, 0), arr.dtype)
     problems = solve_layout_problems(one) + _graphs_apart(arr.strides, count, n, arr.itemsize)
     if overwrite:
-        reasons = problems + (["it is read-only"] if not arr.flags.writeable else [])
-        if reasons:
-            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
-                             + ". Pass overwrite=False to get a new array.")
+        _refuse_overwrite(problems + (["it is read-only"] if not arr.flags.writeable else []))
         source, out = arr, None
     else:
         check_host_memory(arr.size * dtype.itemsize, f"a batch of {count} n={n} {dtype} graphs",
@@ -184,6 +204,101 @@ def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bo
         _core.solve_batch_host(source, target.engine, max(target.index, 0), directed, unweighted,
                                out)
     return source if out is None else out
+
+
+# ---- predecessors: graph by graph ----------------------------------------------------------------
+
+def _graph_by_graph(count: int, solve_one: Any, store: Any) -> None:
+    """return_predecessors=True: graph b goes through apsp.solve (`solve_one(b)` -> (dist,
+    pred)), which has the predecessor plans the batch kernels lack, and `store(b, dist, pred)`
+    keeps its results. The first graph's error is the batch's, led by "graph b of the batch: "
+    (a NegativeCycleError, its cycle named by apsp.solve, also gets `.graph`)."""
+    for b in range(count):
+        try:
+            dist, pred = solve_one(b)
+        except (ValueError, OverflowError, MemoryError, RuntimeError) as exc:
+            exc.args = (f"graph {b} of the batch: {exc}",)
+            if isinstance(exc, NegativeCycleError):
+                exc.graph = b
+            raise
+        store(b, dist, pred)
+
+
+def _host_graph_by_graph(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
+                         device: Any) -> tuple[np.ndarray, np.ndarray]:
+    from ._solve import solve
+
+    count, n = batch_shape(arr.shape)
+    dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
+    _one_device(device, "device")
+    if overwrite:  # each graph's own refusals: apsp.solve's
+        _refuse_overwrite(_graphs_apart(arr.strides, count, n, arr.itemsize))
+    check_host_memory(arr.size * (4 + (0 if overwrite else dtype.itemsize)),
+                      f"a batch of {count} n={n} {dtype} graphs and its predecessors",
+                      "solve it in parts")
+    dist = arr if overwrite else np.empty(arr.shape, dtype)
+    pred = np.empty(arr.shape, np.int32)
+
+    def store(b: int, d: np.ndarray, p: np.ndarray) -> None:
+        if not overwrite:
+            dist[b] = d
+        pred[b] = p
+
+    _graph_by_graph(count, lambda b: solve(arr[b], directed=directed, unweighted=unweighted,
+                                           return_predecessors=True, overwrite=overwrite,
+                                           device=device), store)
+    return dist, pred
+
+
+def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwrite: bool,
+                           device: Any, check: bool) -> tuple[Any, Any]:
+    """A torch or CuPy batch on its GPU, each graph on the caller's current stream."""
+    from ._solve import solve
+
+    torch_kind = is_torch(graphs)
+    if torch_kind:
+        if not graphs.is_cuda:
+            raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
+                             "devices and the CPU: move it with tensor.to('cuda') or "
+                             "tensor.cpu()")
+        work = graphs.detach() if graphs.requires_grad else graphs
+        size = work.element_size()
+        strides = tuple(st * size for st in work.stride())
+        name = str(work.dtype)[len("torch."):]
+    else:
+        work, size, strides, name = graphs, graphs.itemsize, tuple(graphs.strides), graphs.dtype.name
+    from ._device_arrays import _helpers_for
+
+    _one_device(device, "GPU")
+    _helpers_for(device, work.get_device() if torch_kind else int(work.device.id))
+    count, n = batch_shape(tuple(work.shape))
+    _core.check_device_dtype(name, "graphs")
+    if overwrite:  # each graph's own refusals: apsp.solve's
+        _refuse_overwrite(_graphs_apart(strides, count, n, size))
+    if torch_kind:
+        import torch
+
+        dist = work if overwrite else torch.empty(work.shape, dtype=work.dtype, device=work.device)
+        pred = torch.empty(work.shape, dtype=torch.int32, device=work.device)
+    else:
+        import cupy
+
+        with cupy.cuda.Device(int(work.device.id)):
+            dist = work if overwrite else cupy.empty(work.shape, work.dtype)
+            pred = cupy.empty(work.shape, cupy.int32)
+
+    def store(b: int, d: Any, p: Any) -> None:  # copies on the current stream, as the solves
+        if not overwrite:
+            dist[b] = d
+        pred[b] = p
+
+    with InPlaceWrite(graphs if overwrite and torch_kind else None):
+        _graph_by_graph(count, lambda b: solve(work[b], directed=directed, unweighted=unweighted,
+                                               return_predecessors=True, overwrite=overwrite,
+                                               device=device, check=check), store)
+    if not torch_kind:
+        return dist, pred
+    return (graphs if overwrite else as_torch_kind(graphs, dist)), as_torch_kind(graphs, pred)
 
 
 # ---- device arrays -----------------------------------------------------------------------------
@@ -210,9 +325,7 @@ def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool,
         reasons = _layout_problems(tuple(s * size for s in tensor.stride()), count, n, size)
         if tensor.is_neg() or tensor.is_conj():
             reasons.append("it is a lazily negated view (call tensor.resolve_neg() first)")
-        if reasons:
-            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
-                             + ". Pass overwrite=False to get a new tensor.")
+        _refuse_overwrite(reasons, "tensor")
         work = tensor
     else:
         try:
@@ -244,10 +357,7 @@ def _solve_cupy(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, 
     _core.check_device_dtype(name, "graphs")
     size = graphs.itemsize
     if overwrite:
-        reasons = _layout_problems(tuple(graphs.strides), count, n, size)
-        if reasons:
-            raise ValueError("overwrite=True cannot write into these graphs: " + "; ".join(reasons)
-                             + ". Pass overwrite=False to get a new array.")
+        _refuse_overwrite(_layout_problems(tuple(graphs.strides), count, n, size))
     with cupy.cuda.Device(index):  # CuPy's current stream and allocations are per device
         stream = int(cupy.cuda.get_current_stream().ptr)
         try:
