@@ -11,6 +11,7 @@ predecessor plans the batch kernels lack.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -261,6 +262,7 @@ def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwr
             raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
                              "devices and the CPU: move it with tensor.to('cuda') or "
                              "tensor.cpu()")
+        check_torch_layout(graphs)
         work = graphs.detach() if graphs.requires_grad else graphs
         size = work.element_size()
         strides = tuple(st * size for st in work.stride())
@@ -278,21 +280,28 @@ def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwr
     if torch_kind:
         import torch
 
-        dist = work if overwrite else torch.empty(work.shape, dtype=work.dtype, device=work.device)
-        pred = torch.empty(work.shape, dtype=torch.int32, device=work.device)
+        on_its_gpu: Any = contextlib.nullcontext()  # torch runs each tensor's work on its GPU
+        int32 = torch.int32
+
+        def new(dtype: Any) -> Any:
+            return torch.empty(work.shape, dtype=dtype, device=work.device)
     else:
         import cupy
 
-        with cupy.cuda.Device(int(work.device.id)):
-            dist = work if overwrite else cupy.empty(work.shape, work.dtype)
-            pred = cupy.empty(work.shape, cupy.int32)
+        on_its_gpu = cupy.cuda.Device(int(work.device.id))  # CuPy's current device and stream
+        int32 = cupy.int32
+
+        def new(dtype: Any) -> Any:
+            return cupy.empty(work.shape, dtype)
 
     def store(b: int, d: Any, p: Any) -> None:  # copies on the current stream, as the solves
         if not overwrite:
             dist[b] = d
         pred[b] = p
 
-    with InPlaceWrite(graphs if overwrite and torch_kind else None):
+    with on_its_gpu, InPlaceWrite(graphs if overwrite and torch_kind else None):
+        dist = work if overwrite else new(work.dtype)
+        pred = new(int32)
         _graph_by_graph(count, lambda b: solve(work[b], directed=directed, unweighted=unweighted,
                                                return_predecessors=True, overwrite=overwrite,
                                                device=device, check=check), store)
