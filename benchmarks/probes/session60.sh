@@ -7,6 +7,9 @@
 #                            included) under main's build
 #   session60.sh tier TAG    memcheck over checked solves and batches (as check's), then the whole
 #                            GPU tier but the sanitizer test (check runs it)
+#   session60.sh pred TAG    solve_batch(return_predecessors=True): tests/test_batch.py -k
+#                            "predecessors or refusals" (NOT RUN: the device time was spent; the
+#                            next session's first call, on a wheel rebuilt from main)
 #   session60.sh check TAG   after the shared block reduction (scan_kernel, fold_batch_kernel) and
 #                            the polled batch launches: tests/test_batch.py, tests/test_sanitizer.py,
 #                            memcheck and racecheck over checked solves and batches, bench_batch.py,
@@ -45,6 +48,11 @@ print('checked solves and batches under the sanitizer: equal')" > $OUT/gpu_${tag
   done
 }
 case $mode in
+pred)
+  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py -k "predecessors or refusals" -q \
+    -p no:cacheprovider -p no:benchmark -rfEsx -n 8 > $OUT/gpu_${tag}_pred_tests.txt 2>&1
+  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/gpu_${tag}_pred_tests.txt | head -20
+  tail -3 $OUT/gpu_${tag}_pred_tests.txt ;;
 tier)
   sanitized memcheck
   APSP_REQUIRE_GPU=1 timeout -k 5 $(( 580 - ($(date +%s) - t0) )) python -m pytest -m gpu tests \
