@@ -12,7 +12,7 @@ predecessor plans the batch kernels lack.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -104,11 +104,13 @@ def _dispatch(graphs: Any, directed: bool, unweighted: bool, predecessors: bool,
                             f"{type(graphs).__name__} on a GPU can go through torch.from_dlpack "
                             "or cupy.from_dlpack first (no copy), or each graph through "
                             "apsp.solve")
+        batch = _device_batch(graphs, device)
         if predecessors:
-            return _device_graph_by_graph(graphs, directed, unweighted, overwrite, device, check)
+            return _device_graph_by_graph(graphs, batch, directed, unweighted, overwrite, device,
+                                          check)
         if is_torch(graphs):
-            return _solve_torch(graphs, directed, unweighted, overwrite, device, check)
-        return _solve_cupy(graphs, directed, unweighted, overwrite, device, check)
+            return _solve_torch(graphs, batch, directed, unweighted, overwrite, check)
+        return _solve_cupy(graphs, batch, directed, unweighted, overwrite, check)
     if isinstance(graphs, (list, tuple)) and len({np.shape(g) for g in graphs}) > 1:
         raise ValueError(f"graphs of different shapes ({sorted({np.shape(g) for g in graphs})}): "
                          "pad each to the largest n with no-edge entries (+inf, or apsp.INT32_INF "
@@ -251,32 +253,15 @@ def _host_graph_by_graph(arr: np.ndarray, directed: bool, unweighted: bool, over
     return dist, pred
 
 
-def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwrite: bool,
-                           device: Any, check: bool) -> tuple[Any, Any]:
+def _device_graph_by_graph(graphs: Any, batch: _DeviceBatch, directed: bool, unweighted: bool,
+                           overwrite: bool, device: Any, check: bool) -> tuple[Any, Any]:
     """A torch or CuPy batch on its GPU, each graph on the caller's current stream."""
     from ._solve import solve
 
     torch_kind = is_torch(graphs)
-    if torch_kind:
-        if not graphs.is_cuda:
-            raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
-                             "devices and the CPU: move it with tensor.to('cuda') or "
-                             "tensor.cpu()")
-        check_torch_layout(graphs)
-        work = graphs.detach() if graphs.requires_grad else graphs
-        size = work.element_size()
-        strides = tuple(st * size for st in work.stride())
-        name = str(work.dtype)[len("torch."):]
-    else:
-        work, size, strides, name = graphs, graphs.itemsize, tuple(graphs.strides), graphs.dtype.name
-    from ._device_arrays import _helpers_for
-
-    _one_device(device, "GPU")
-    _helpers_for(device, work.get_device() if torch_kind else int(work.device.id))
-    count, n = batch_shape(tuple(work.shape))
-    _core.check_device_dtype(name, "graphs")
+    work, count, n = batch.data, batch.count, batch.n
     if overwrite:  # each graph's own refusals: apsp.solve's
-        _refuse_overwrite(_graphs_apart(strides, count, n, size))
+        _refuse_overwrite(_graphs_apart(batch.strides, count, n, batch.size))
     if torch_kind:
         import torch
 
@@ -288,7 +273,7 @@ def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwr
     else:
         import cupy
 
-        on_its_gpu = cupy.cuda.Device(int(work.device.id))  # CuPy's current device and stream
+        on_its_gpu = cupy.cuda.Device(batch.index)  # CuPy's current device and stream
         int32 = cupy.int32
 
         def new(dtype: Any) -> Any:
@@ -312,26 +297,50 @@ def _device_graph_by_graph(graphs: Any, directed: bool, unweighted: bool, overwr
 
 # ---- device arrays -----------------------------------------------------------------------------
 
-def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
-                 check: bool) -> Any:
-    from ._device_arrays import (_helpers_for, _out_of_memory, _torch_current_stream,
-                                 _torch_modules)
+class _DeviceBatch(NamedTuple):
+    """What the paths of a torch or CuPy batch read of it (_device_batch)."""
+    data: Any  # the tensor (detached: autograd records nothing) or the CuPy array
+    index: int  # its GPU
+    count: int
+    n: int
+    name: str  # its dtype's
+    size: int  # bytes an item
+    strides: tuple  # bytes
 
-    torch, _ = _torch_modules()
-    if not graphs.is_cuda:
-        raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
-                         "devices and the CPU: move it with tensor.to('cuda') or tensor.cpu()")
-    check_torch_layout(graphs)
-    tensor = graphs.detach() if graphs.requires_grad else graphs  # data: autograd records nothing
-    index = graphs.get_device()
+
+def _device_batch(graphs: Any, device: Any) -> _DeviceBatch:
+    """The checks every path of a torch or CuPy batch makes first: on a GPU, dense, `device` one
+    that is its own, (count, n, n), a dtype the CUDA engine computes."""
+    from ._device_arrays import _helpers_for
+
+    if is_torch(graphs):
+        if not graphs.is_cuda:
+            raise ValueError(f"graphs is a torch tensor on {graphs.device}; apsp computes on CUDA "
+                             "devices and the CPU: move it with tensor.to('cuda') or "
+                             "tensor.cpu()")
+        check_torch_layout(graphs)
+        data = graphs.detach() if graphs.requires_grad else graphs
+        index, size = graphs.get_device(), data.element_size()
+        name, strides = str(data.dtype)[len("torch."):], tuple(st * size for st in data.stride())
+    else:
+        data, index, name, size = graphs, int(graphs.device.id), graphs.dtype.name, graphs.itemsize
+        strides = tuple(graphs.strides)
     _one_device(device, "GPU")
     _helpers_for(device, index)  # None, "cuda", or this array's own GPU; ValueError otherwise
-    count, n = batch_shape(tuple(tensor.shape))
-    name = str(tensor.dtype)[len("torch."):]
+    count, n = batch_shape(tuple(data.shape))
     _core.check_device_dtype(name, "graphs")
-    size = tensor.element_size()
+    return _DeviceBatch(data, index, count, n, name, size, strides)
+
+
+def _solve_torch(graphs: Any, batch: _DeviceBatch, directed: bool, unweighted: bool,
+                 overwrite: bool, check: bool) -> Any:
+    from ._device_arrays import _out_of_memory, _torch_current_stream, _torch_modules
+
+    torch, _ = _torch_modules()
+    tensor, index, count, n, name, size = (batch.data, batch.index, batch.count, batch.n,
+                                           batch.name, batch.size)
     if overwrite:
-        reasons = _layout_problems(tuple(s * size for s in tensor.stride()), count, n, size)
+        reasons = _layout_problems(batch.strides, count, n, size)
         if tensor.is_neg() or tensor.is_conj():
             reasons.append("it is a lazily negated view (call tensor.resolve_neg() first)")
         _refuse_overwrite(reasons, "tensor")
@@ -352,21 +361,15 @@ def _solve_torch(graphs: Any, directed: bool, unweighted: bool, overwrite: bool,
     return graphs if overwrite else as_torch_kind(graphs, work)
 
 
-def _solve_cupy(graphs: Any, directed: bool, unweighted: bool, overwrite: bool, device: Any,
-                check: bool) -> Any:
+def _solve_cupy(graphs: Any, batch: _DeviceBatch, directed: bool, unweighted: bool,
+                overwrite: bool, check: bool) -> Any:
     import cupy
 
-    from ._device_arrays import _helpers_for, _out_of_memory
+    from ._device_arrays import _out_of_memory
 
-    index = int(graphs.device.id)
-    _one_device(device, "GPU")
-    _helpers_for(device, index)  # None, "cuda", or this array's own GPU; ValueError otherwise
-    count, n = batch_shape(tuple(graphs.shape))
-    name = graphs.dtype.name
-    _core.check_device_dtype(name, "graphs")
-    size = graphs.itemsize
+    index, count, n, name, size = batch.index, batch.count, batch.n, batch.name, batch.size
     if overwrite:
-        _refuse_overwrite(_layout_problems(tuple(graphs.strides), count, n, size))
+        _refuse_overwrite(_layout_problems(batch.strides, count, n, size))
     with cupy.cuda.Device(index):  # CuPy's current stream and allocations are per device
         stream = int(cupy.cuda.get_current_stream().ptr)
         try:
