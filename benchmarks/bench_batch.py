@@ -8,7 +8,9 @@ otherwise run for a batch of small graphs, in one run, with the GPU's measured m
     D[:, None, k, :], out=D)` (n launches; CUDA events);
   - apsp's CPU engine on the batch (apsp.solve_batch(..., device="cpu"));
   - SciPy's floyd_warshall once per graph on one CPU core (float64), timed on the first --scipy
-    graphs and scaled to the batch (the note says so).
+    graphs and scaled to the batch (the note says so);
+  - apsp.solve_batch(..., return_predecessors=True): on the GPU (the torch tensor: graph by graph
+    through apsp.solve, wall time, synchronised) and on the CPU engine (NumPy, its own batch).
 Graphs: weights 1..99, 70% of pairs without an edge (molecule-sized graphs, integer weights so
 that every result is compared for equality), float32 and int32. Every apsp result and the
 PyTorch loop's are checked equal to apsp.solve's per graph.
@@ -126,6 +128,15 @@ def main() -> int:
             cpu = apsp.solve_batch(g, device="cpu")
             equal = equal and np.array_equal(cpu, want)
             r["cpu_batch"] = wall(lambda: apsp.solve_batch(g, device="cpu"), max(1, args.reps // 2))
+            # with predecessors: the distances must still be each graph's own
+            gpu_pred = apsp.solve_batch(t, return_predecessors=True)
+            cpu_pred = apsp.solve_batch(g, device="cpu", return_predecessors=True)
+            equal = (equal and np.array_equal(gpu_pred[0].cpu().numpy(), want)
+                     and np.array_equal(cpu_pred[0], want))
+            r["gpu_pred"] = wall(lambda: apsp.solve_batch(t, return_predecessors=True),
+                                 loop_reps, torch.cuda.synchronize)
+            r["cpu_pred"] = wall(lambda: apsp.solve_batch(g, device="cpu", return_predecessors=True),
+                                 max(1, args.reps // 2))
             part = [np.where(np.isinf(x.astype(np.float64)) | (x >= apsp.INT32_INF), 0, x)
                     .astype(np.float64) for x in g[:args.scipy]]
             t0 = time.perf_counter()
@@ -146,7 +157,9 @@ def main() -> int:
                 f"SciPy per graph; results equal: {equal}")
             add("apsp-cpu-batch", dtype, n, count, r["cpu_batch"],
                 f"apsp.solve_batch(numpy, device='cpu'), {apsp.info()['cpu_threads']} threads; "
-                f"{r['scipy'] / r['cpu_batch']:.0f}x SciPy per graph")
+                f"{r['scipy'] / r['cpu_batch']:.0f}x SciPy per graph; with predecessors "
+                f"{r['cpu_pred'] * 1e3:.1f} ms, against {r['gpu_pred'] * 1e3:.1f} ms on the GPU "
+                "graph by graph (the torch tensor, wall time)")
             add("torch-loop-batch", dtype, n, count, r["torch_loop"],
                 "the PyTorch loop over k on the whole batch, CUDA events")
             add("scipy-per-graph", dtype, n, count, r["scipy"],
@@ -155,27 +168,32 @@ def main() -> int:
             print(f"{dtype} {count} x n={n}: batch {b * 1e3:.3f} ms (unchecked "
                   f"{r['batch_unchecked'] * 1e3:.3f}, NumPy e2e {r['batch_numpy'] * 1e3:.2f}), "
                   f"per graph {r['per_graph'] * 1e3:.1f}, torch loop {r['torch_loop'] * 1e3:.2f}, "
-                  f"cpu batch {r['cpu_batch'] * 1e3:.1f}, scipy {r['scipy'] * 1e3:.0f} ms; "
+                  f"cpu batch {r['cpu_batch'] * 1e3:.1f}, scipy {r['scipy'] * 1e3:.0f} ms, "
+                  f"with predecessors gpu {r['gpu_pred'] * 1e3:.1f} cpu {r['cpu_pred'] * 1e3:.1f}; "
                   f"{count * n ** 3 / b / peak[ceiling_of[dtype]]:.1%} of the ceiling; "
                   f"equal {equal}", flush=True)
     doc = results_doc("bench_batch.py", machine(), ceilings=ceilings, results=results,
                       measured=rows)
     table = ["| dtype | graphs | n | solve_batch ms | % of peak | check=False ms | from NumPy ms "
              "| apsp.solve per graph ms | PyTorch loop ms | CPU engine batch ms | SciPy per graph "
-             "ms | equal |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ms | with predecessors: GPU ms | CPU ms | equal |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         table.append(f"| {r['dtype']} | {r['count']} | {r['n']} | {r['batch'] * 1e3:.3f}"
                      f" | {r['count'] * r['n'] ** 3 / r['batch'] / peak[ceiling_of[r['dtype']]]:.1%}"
                      f" | {r['batch_unchecked'] * 1e3:.3f} | {r['batch_numpy'] * 1e3:.2f}"
                      f" | {r['per_graph'] * 1e3:.1f} | {r['torch_loop'] * 1e3:.2f}"
                      f" | {r['cpu_batch'] * 1e3:.1f} | {r['scipy'] * 1e3:.0f}"
+                     f" | {r['gpu_pred'] * 1e3:.1f} | {r['cpu_pred'] * 1e3:.1f}"
                      f" | {'yes' if r['equal'] else 'NO'} |")
     save_results(args.out, f"batch_{args.tag}", doc,
                  f"apsp.solve_batch: many small graphs in one call ({doc['machine']['gpu']})",
                  "Milliseconds for the whole batch; GPU rows by CUDA events on the tensor's "
                  f"stream (median of {args.reps}), the others wall time. % of peak: the batch's "
                  "updates (count x n^3) a second against the GPU's measured min-plus ceiling. "
-                 f"SciPy: one core, float64, timed on {args.scipy} graphs and scaled.", table)
+                 f"SciPy: one core, float64, timed on {args.scipy} graphs and scaled. With "
+                 "predecessors: the GPU graph by graph through apsp.solve, the CPU engine's "
+                 "batch; equal: every distance matrix equals apsp.solve's.", table)
     if not all_equal:
         print("a result differs from apsp.solve per graph", file=sys.stderr)
         return 1

@@ -153,27 +153,49 @@ apsp::Batch host_batch(const py::buffer_info& info, const char* what) {
   return batch;
 }
 
-// A batch of host graphs solved with every check (apsp.solve_batch): in place on the CPU engine;
-// on the CUDA engine into `out` (None: in place), `graphs` then only read.
+// A batch's predecessors: None, or a writable (count, n, n) int32 array with contiguous rows.
+apsp::PredBatch host_pred_batch(const py::object& obj, const apsp::Batch& dist,
+                                py::buffer_info& info) {
+  apsp::PredBatch p;
+  if (obj.is_none()) return p;
+  info = py::buffer(obj).request(true);
+  if (!info.item_type_is_equivalent_to<int32_t>() || info.ndim != 3 ||
+      info.shape[0] != dist.count || info.shape[1] != dist.first.n ||
+      info.shape[2] != dist.first.n)
+    throw py::value_error("predecessor buffer must be a writable (count, n, n) int32 array like "
+                          "the graphs");
+  const apsp::Batch as_batch = host_batch(info, "the predecessor buffer");
+  p.first = static_cast<int32_t*>(info.ptr);
+  p.ld = as_batch.first.ld;
+  p.stride = as_batch.stride;
+  return p;
+}
+
+// A batch of host graphs solved with every check (apsp.solve_batch): in place on the CPU engine,
+// with predecessors into `pred` (None: none; the CPU engine only); on the CUDA engine into `out`
+// (None: in place), `graphs` then only read.
 void solve_batch_host(py::buffer graphs, const std::string& engine, int device, bool directed,
-                      bool unweighted, py::object out) {
+                      bool unweighted, py::object out, py::object pred) {
   const bool cpu = engine == "cpu";
   if (!cpu && engine != "cuda")
     throw py::value_error("engine must be 'cpu' or 'cuda', got '" + engine + "'");
   if (cpu && !out.is_none()) throw py::value_error("the CPU engine solves in place: out must be None");
+  if (!cpu && !pred.is_none())
+    throw py::value_error("the CUDA engine's batches have no predecessors: pred must be None");
   py::buffer_info info = graphs.request(out.is_none());
   const apsp::Batch input = host_batch(info, "graphs");
-  py::buffer_info out_info;
+  py::buffer_info out_info, pred_info;
   apsp::Batch dist = input;
   if (!out.is_none()) {
     out_info = py::buffer(out).request(true);
     dist = host_batch(out_info, "out");
   }
+  const apsp::PredBatch p = host_pred_batch(pred, input, pred_info);
   Callback cb{py::none()};  // Ctrl-C is polled between graphs
   apsp::Options o = make_options(directed, unweighted, true, true, &cb);
   py::gil_scoped_release release;
   if (cpu)
-    apsp::solve_cpu_batch(input, o);
+    apsp::solve_cpu_batch(input, p, o);
   else
     apsp::solve_cuda_batch_host(input, dist, o, device);
 }
@@ -408,9 +430,9 @@ PYBIND11_MODULE(_core, m) {
         "`helpers`: more CUDA devices that share the rounds with `device`.");
   m.def("solve_batch_host", &solve_batch_host, py::arg("graphs"), py::arg("engine"),
         py::arg("device"), py::arg("directed"), py::arg("unweighted"),
-        py::arg("out") = py::none(),
-        "Solve a (count, n, n) host array of graphs with the CPU engine (in place) or the CUDA\n"
-        "engine (into `out`, or in place).");
+        py::arg("out") = py::none(), py::arg("pred") = py::none(),
+        "Solve a (count, n, n) host array of graphs with the CPU engine (in place; `pred`: its\n"
+        "predecessors) or the CUDA engine (into `out`, or in place).");
   m.def("solve_batch_device", &solve_batch_device, py::arg("data"), py::arg("count"),
         py::arg("n"), py::arg("ld"), py::arg("stride"), py::arg("dtype"), py::arg("device"),
         py::arg("stream"), py::arg("directed"), py::arg("unweighted"), py::arg("check_input"),

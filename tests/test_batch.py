@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import apsp
-from graphs import (DTYPES, assert_interrupt_stops_early, assert_matches_scipy,
-                    assert_paths_consistent, negative_cycle_graph, no_edge,
-                    potential_negative_graph, to_dtype, traced)
+from graphs import (DTYPES, assert_chains_lead_back, assert_interrupt_stops_early,
+                    assert_matches_scipy, assert_paths_consistent, negative_cycle_graph, no_edge,
+                    potential_negative_graph, random_graph, to_dtype, traced)
 
 SIZES = (1, 2, 5, 31, 63, 64, 65, 100, 129, 256, 300)
 
@@ -133,10 +133,13 @@ def test_the_lowest_failing_graph_is_reported(device, rng, n):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("n", [1, 5, 65])
+@pytest.mark.parametrize("n", [1, 5, 65, 300])
 def test_predecessors_are_each_graphs_own(device, rng, dtype, n):
-    """return_predecessors=True: graph by graph through apsp.solve, so (dist, pred) of each
-    graph is exactly its own solve's, the paths add up, and the input is untouched."""
+    """return_predecessors=True: (dist, pred) of each graph is exactly its own solve's (the CPU
+    engine's batch runs apsp.solve's plan on each graph; on a GPU they go through apsp.solve),
+    the paths add up, and the input is untouched. n = 300: past the size where one CPU solve
+    uses threads, so four graphs go one after another there unless the machine has one or two
+    threads."""
     g = batch_of(rng, 4, n, dtype)
     before = g.copy()
     dist, pred = apsp.solve_batch(g, device=device, return_predecessors=True)
@@ -148,6 +151,21 @@ def test_predecessors_are_each_graphs_own(device, rng, dtype, n):
         np.testing.assert_array_equal(pred[b], want_pred)
         assert_paths_consistent(g[b], dist[b], pred[b])
     np.testing.assert_array_equal(g, before)
+
+
+def test_cpu_predecessors_side_by_side(rng):
+    """The CPU engine's batch with predecessors, graphs side by side on its threads: fractional
+    float32 weights (whose sums round: the predecessor-loop mend runs on each graph, as after
+    apsp.solve), zero-weight edges and ties, each graph exactly its own solve."""
+    g = np.stack([random_graph(rng, 24, np.float32, density=0.4, zero_frac=0.2) / 7
+                  for _ in range(96)])
+    dist, pred = apsp.solve_batch(g, device="cpu", return_predecessors=True)
+    for b in range(len(g)):
+        want_dist, want_pred = apsp.solve(g[b], device="cpu", return_predecessors=True)
+        np.testing.assert_array_equal(dist[b], want_dist)
+        np.testing.assert_array_equal(pred[b], want_pred)
+    for b in range(len(g)):
+        assert_chains_lead_back(g[b], dist[b], pred[b])
 
 
 def test_predecessors_in_place_and_their_errors(device, rng):

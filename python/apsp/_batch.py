@@ -6,8 +6,9 @@ launch, one thread block (n <= 64) or one thread-block cluster each, the CPU eng
 256 vertices one thread each (engine.cu: solve_cuda_batch; fw_cpu.cpp: solve_cpu_batch). Host
 arrays (NumPy, torch CPU tensors, nested lists) go to the first usable GPU, else the CPU engine;
 torch and CuPy device arrays are solved where they live, on the caller's current stream, and
-never leave the GPU. With predecessors the graphs go one by one through apsp.solve, whose
-predecessor plans the batch kernels lack.
+never leave the GPU. With predecessors the CPU engine's batch runs as without (solve_pred on
+each graph); on a GPU the graphs go one by one through apsp.solve, whose predecessor plans the
+batch kernels lack.
 """
 from __future__ import annotations
 
@@ -48,10 +49,11 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
     return_predecessors : bool
         Also return ``pred`` (count, n, n) int32, of the input's kind: ``pred[b]`` is what
         ``apsp.solve(graphs[b], return_predecessors=True)`` gives (-9999 where there is no path
-        and on the diagonal; :func:`apsp.path` reads ``pred[b]``). The batch kernels have no
-        predecessor plans, so these graphs go one by one through :func:`apsp.solve`, each
-        paying its per-call cost (on a GPU: a host graph's upload and download, the checks'
-        waits).
+        and on the diagonal; :func:`apsp.path` reads ``pred[b]``). The CPU engine solves them
+        side by side, as without predecessors. The GPU's batch kernels have no predecessor
+        plans, so on a GPU the graphs go one by one through :func:`apsp.solve`, each paying its
+        per-call cost (a host graph's upload and download, the checks' waits): for many small
+        graphs with paths, ``device="cpu"`` is the faster choice (benchmarks/bench_batch.py).
     overwrite : bool
         Write the distances into ``graphs`` itself and return it (rows contiguous, a natively
         computed dtype; otherwise ``ValueError``). After an error, graphs other than the one
@@ -121,7 +123,7 @@ def _dispatch(graphs: Any, directed: bool, unweighted: bool, predecessors: bool,
                          "be converted to a new array. Pass a NumPy array, or overwrite=False.")
     with InPlaceWrite(graphs if overwrite and is_torch(graphs) else None):
         if predecessors:
-            result = _host_graph_by_graph(arr, directed, unweighted, overwrite, device)
+            result = _host_predecessors(arr, directed, unweighted, overwrite, device)
         else:
             result = _solve_host(arr, directed, unweighted, overwrite, device)
     return wrap_host_result(graphs, result)
@@ -227,20 +229,31 @@ def _graph_by_graph(count: int, solve_one: Any, store: Any) -> None:
         store(b, dist, pred)
 
 
-def _host_graph_by_graph(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
-                         device: Any) -> tuple[np.ndarray, np.ndarray]:
+def _host_predecessors(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
+                       device: Any) -> tuple[np.ndarray, np.ndarray]:
+    """return_predecessors=True on a host batch: the CPU engine's batch (graphs side by side,
+    each exactly as apsp.solve gives it); on a GPU, graph by graph through apsp.solve."""
     from ._solve import solve
 
     count, n = batch_shape(arr.shape)
     dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
     _one_device(device, "device")
-    if overwrite:  # each graph's own refusals: apsp.solve's
-        _refuse_overwrite(_graphs_apart(arr.strides, count, n, arr.itemsize))
+    parsed = parse_device(device)
+    target: Target = default_host_target() if parsed is None else parsed
+    one = arr[0] if count else np.empty((0, 0), arr.dtype)
+    problems = solve_layout_problems(one) + _graphs_apart(arr.strides, count, n, arr.itemsize)
+    if overwrite:  # apsp.solve's refusals of one graph, then the graphs'
+        _refuse_overwrite(problems + (["it is read-only"] if not arr.flags.writeable else []))
     check_host_memory(arr.size * (4 + (0 if overwrite else dtype.itemsize)),
                       f"a batch of {count} n={n} {dtype} graphs and its predecessors",
                       "solve it in parts")
-    dist = arr if overwrite else np.empty(arr.shape, dtype)
     pred = np.empty(arr.shape, np.int32)
+    if target.engine == "cpu":
+        dist = arr if overwrite else np.array(arr, dtype=dtype, order="C", copy=True)
+        if count and n:
+            _core.solve_batch_host(dist, "cpu", 0, directed, unweighted, None, pred)
+        return dist, pred
+    dist = arr if overwrite else np.empty(arr.shape, dtype)
 
     def store(b: int, d: np.ndarray, p: np.ndarray) -> None:
         if not overwrite:

@@ -91,8 +91,8 @@ struct NegativeCycleError : Error {
 // rules, checks, unreachable as INF, negative cycles). When graphs break it, the lowest such
 // index raises what its own solve would, its message led by "graph b of the batch: " (a
 // NegativeCycleError also carries `graph`); the other graphs may have been solved in place by
-// then. No predecessors, no progress calls: Options::poll, for Ctrl-C, between graphs or
-// launches.
+// then. Predecessors on the CPU engine only (solve_cpu_batch); no progress calls: Options::poll,
+// for Ctrl-C, between graphs or launches.
 struct Batch {
   Matrix first;
   int64_t count = 0;
@@ -100,6 +100,16 @@ struct Batch {
   Matrix graph(int64_t b) const {
     return Matrix{static_cast<char*>(first.data) + b * stride * dtype_size(first.dtype), first.n,
                   first.ld, first.dtype};
+  }
+};
+// A batch's predecessors (solve_cpu_batch): graph b's n x n int32 rows start b * stride entries
+// after `first` (none: first == nullptr).
+struct PredBatch {
+  int32_t* first = nullptr;
+  int64_t ld = 0;
+  int64_t stride = 0;
+  PredMatrix graph(int64_t b) const {
+    return first ? PredMatrix{first + b * stride, ld} : PredMatrix{};
   }
 };
 // n >= 0, ld >= n, count >= 0, stride >= n * ld where count > 1; ValueError naming the values.
@@ -112,8 +122,9 @@ void check_batch(const Batch& batch);
 void solve_cpu(Matrix dist, PredMatrix pred, const Options& options);
 int cpu_threads();  // OpenMP threads the CPU engine uses
 // A batch in place: graphs below the size where one solve uses threads run side by side, one a
-// thread; larger ones one after another, each with every thread.
-void solve_cpu_batch(const Batch& dist, const Options& options);
+// thread; larger ones one after another, each with every thread. With `pred` (first != nullptr),
+// graph b's predecessors too, exactly as solve_cpu and repair_predecessor_loops give them.
+void solve_cpu_batch(const Batch& dist, const PredBatch& pred, const Options& options);
 
 // ---- CUDA engine ---------------------------------------------------------------------------
 struct CudaBuildInfo {

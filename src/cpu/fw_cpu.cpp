@@ -32,6 +32,7 @@
 
 #include "apsp/apsp.hpp"
 #include "core/contract.hpp"
+#include "core/pred_repair.hpp"
 #include "core/semiring.hpp"
 #include "cpu/register_tile.hpp"
 
@@ -628,17 +629,21 @@ void solve_cpu(Matrix dist, PredMatrix pred, const Options& options) {
 
 int cpu_threads() { return omp_get_max_threads(); }
 
-void solve_cpu_batch(const Batch& dist, const Options& options) {
+void solve_cpu_batch(const Batch& dist, const PredBatch& pred, const Options& options) {
   check_batch(dist);
   const int64_t n = dist.first.n, count = dist.count;
   if (count == 0 || n == 0) return;
+  if (pred.first && pred.ld < n)
+    throw ValueError("a batch's predecessor rows overlap: ld " + std::to_string(pred.ld) +
+                     " below n = " + std::to_string(n));
   Options o = options;
   o.progress = nullptr;  // no rounds to report: the batch polls for Ctrl-C between its graphs
   o.poll = nullptr;
   std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
   auto one = [&](int64_t b) {
     try {
-      solve_cpu(dist.graph(b), PredMatrix{}, o);
+      solve_cpu(dist.graph(b), pred.graph(b), o);
+      if (pred.first) repair_predecessor_loops(dist.graph(b), pred.graph(b));  // as solve_host's
     } catch (...) {
       errors[size_t(b)] = std::current_exception();
     }
@@ -647,11 +652,12 @@ void solve_cpu_batch(const Batch& dist, const Options& options) {
   // graphs are small or enough to fill the threads (256 graphs of n = 256 on 16 threads: 2102 ms
   // one after another, 88 ms side by side; GPU_NOTES.md, fifty-eighth session); else one after
   // another, each with every thread. Polled for Ctrl-C between groups of about 2^25 updates a
-  // thread.
+  // thread (predecessors: solve_pred's updates cost about 5 plain ones).
   const int threads = omp_get_max_threads();
   const bool side_by_side = n < kParallelMinN || count >= 2 * int64_t(threads);
+  const int64_t cost = n * n * n * (pred.first ? 5 : 1);
   const int64_t group =
-      side_by_side ? std::clamp<int64_t>((int64_t(threads) << 25) / (n * n * n), threads, 1024) : 1;
+      side_by_side ? std::clamp<int64_t>((int64_t(threads) << 25) / cost, threads, 1024) : 1;
   for (int64_t b0 = 0; b0 < count; b0 += group) {
     if (b0 > 0 && options.poll) options.poll(options.progress_ctx);
     const int64_t b1 = std::min(count, b0 + group);
