@@ -1,19 +1,15 @@
-# Sixtieth session, on a lent H200, with main's build made on this session's own machine (cp312
+# Sixty-first session, on a lent H200, with main's build made on this session's own machine (cp312
 # wheel in .whl/pool/, APSP_CUDA_ARCHITECTURES=90-real APSP_NATIVE=OFF, nvcc 13.0; the notebook
 # runner's wheels, which the H200 image lacks, at .whl/ top level; session54.sh, in git history,
-# says how build/gpu-bench is made). The session's first call was `session59.sh cross s60a`, the
-# second `session58.sh tier main`.
-#   session60.sh bench TAG   bench_gpu.py (the GPU benchmark with its ceilings, the checked rows
-#                            included) under main's build
-#   session60.sh tier TAG    memcheck over checked solves and batches (as check's), then the whole
-#                            GPU tier but the sanitizer test (check runs it)
-#   session60.sh pred TAG    solve_batch(return_predecessors=True): tests/test_batch.py -k
-#                            "predecessors or refusals" (NOT RUN: the device time was spent; the
-#                            next session's first call, on a wheel rebuilt from main)
-#   session60.sh check TAG   after the shared block reduction (scan_kernel, fold_batch_kernel) and
-#                            the polled batch launches: tests/test_batch.py, tests/test_sanitizer.py,
-#                            memcheck and racecheck over checked solves and batches, bench_batch.py,
-#                            bench_gpu.py
+# says how build/gpu-bench is made). The session's first call was `session60.sh tier h200_s61a`
+# (the whole GPU tier on the sixtieth session's last commit; one Ctrl-C timing miss).
+#   session61.sh tier TAG    memcheck over checked solves and batches, then the whole GPU tier
+#                            but the sanitizer test
+#   session61.sh batch TAG   after the CPU engine's batch predecessors and the Ctrl-C tests'
+#                            second measurement: tests/test_batch.py whole, the Ctrl-C tests of
+#                            every file beside 15 busy workers (the tier's load), bench_batch.py
+#                            (its predecessor columns new)
+#   session61.sh bench TAG   bench_gpu.py (the GPU benchmark with its ceilings) under main's build
 # Run with carry [".whl", "build/gpu-bench"]; results under $OUT.
 export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 t0=$(date +%s)
@@ -48,33 +44,29 @@ print('checked solves and batches under the sanitizer: equal')" > $OUT/gpu_${tag
   done
 }
 case $mode in
-pred)
-  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py -k "predecessors or refusals" -q \
-    -p no:cacheprovider -p no:benchmark -rfEsx -n 8 > $OUT/gpu_${tag}_pred_tests.txt 2>&1
-  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/gpu_${tag}_pred_tests.txt | head -20
-  tail -3 $OUT/gpu_${tag}_pred_tests.txt ;;
 tier)
   sanitized memcheck
   APSP_REQUIRE_GPU=1 timeout -k 5 $(( 580 - ($(date +%s) - t0) )) python -m pytest -m gpu tests \
     --ignore=tests/test_sanitizer.py -q -p no:cacheprovider -p no:benchmark -rfEsx -n 16 > $OUT/gpu_${tag}_tests.txt 2>&1
   echo "tier rc $? $(( $(date +%s) - t0 )) s"; grep "^E " $OUT/gpu_${tag}_tests.txt | head; tail -6 $OUT/gpu_${tag}_tests.txt ;;
+batch)
+  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py -q -p no:cacheprovider \
+    -p no:benchmark -rfEsx -n 8 --durations=5 > $OUT/gpu_${tag}_batch_tests.txt 2>&1
+  echo "batch tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/gpu_${tag}_batch_tests.txt | head -20
+  tail -9 $OUT/gpu_${tag}_batch_tests.txt
+  # the Ctrl-C tests beside the GPU tier's other work: 15 workers re-run test_gpu_engine meanwhile
+  (APSP_REQUIRE_GPU=1 timeout 150 python -m pytest -m gpu tests/test_gpu_engine.py -q -p no:cacheprovider \
+    -p no:benchmark -n 15 > $OUT/gpu_${tag}_load.txt 2>&1 &)
+  sleep 20
+  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests -k "interrupt" -q -p no:cacheprovider \
+    -p no:benchmark -rfEsx > $OUT/gpu_${tag}_interrupt_tests.txt 2>&1
+  echo "interrupt tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED" $OUT/gpu_${tag}_interrupt_tests.txt | head
+  tail -3 $OUT/gpu_${tag}_interrupt_tests.txt
+  pkill -f "pytest -m gpu tests/test_gpu_engine.py"; sleep 2; tail -1 $OUT/gpu_${tag}_load.txt
+  timeout $(( 590 - ($(date +%s) - t0) )) python benchmarks/bench_batch.py --bin build/gpu-bench --out $OUT --tag $tag > $OUT/batch_${tag}_log.txt 2>&1
+  echo "bench_batch rc $? $(( $(date +%s) - t0 )) s"; cut -c1-300 $OUT/batch_${tag}_log.txt | tail -14 ;;
 bench)
   timeout $(( 585 - ($(date +%s) - t0) )) python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT \
     --tag $tag > $OUT/gpu_${tag}_bench_log.txt 2>&1
   echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-200 $OUT/gpu_${tag}_bench_log.txt | tail -60 ;;
-check)
-  APSP_REQUIRE_GPU=1 timeout 200 python -m pytest tests/test_batch.py -q -p no:cacheprovider \
-    -p no:benchmark -rfEsx -n 8 --durations=5 > $OUT/gpu_${tag}_batch_tests.txt 2>&1
-  echo "tests rc $? $(( $(date +%s) - t0 )) s"; grep "^E \|FAILED\|SKIPPED" $OUT/gpu_${tag}_batch_tests.txt | head -20
-  tail -9 $OUT/gpu_${tag}_batch_tests.txt
-  # the project's pass (every kernel on small n, checked solves: the scan), then batches
-  APSP_REQUIRE_GPU=1 timeout 300 python -m pytest tests/test_sanitizer.py -q -p no:cacheprovider \
-    -p no:benchmark -rfEsx -n 2 > $OUT/gpu_${tag}_sanitizer_tests.txt 2>&1
-  echo "sanitizer tests rc $? $(( $(date +%s) - t0 )) s"; tail -3 $OUT/gpu_${tag}_sanitizer_tests.txt
-  sanitized memcheck racecheck
-  timeout 200 python benchmarks/bench_batch.py --bin build/gpu-bench --out $OUT --tag $tag > $OUT/batch_${tag}_log.txt 2>&1
-  echo "bench_batch rc $? $(( $(date +%s) - t0 )) s"; cut -c1-250 $OUT/batch_${tag}_log.txt | tail -14
-  timeout $(( 585 - ($(date +%s) - t0) )) python benchmarks/bench_gpu.py --bin build/gpu-bench --out $OUT \
-    --tag $tag > $OUT/gpu_${tag}_bench_log.txt 2>&1
-  echo "bench rc $? $(( $(date +%s) - t0 )) s"; cut -c1-160 $OUT/gpu_${tag}_bench_log.txt | head -20 ;;
 esac
