@@ -52,8 +52,10 @@ def solve_batch(graphs: Any, *, directed: bool = True, unweighted: bool = False,
         and on the diagonal; :func:`apsp.path` reads ``pred[b]``). The CPU engine solves them
         side by side, as without predecessors. The GPU's batch kernels have no predecessor
         plans, so on a GPU the graphs go one by one through :func:`apsp.solve`, each paying its
-        per-call cost (a host graph's upload and download, the checks' waits): for many small
-        graphs with paths, ``device="cpu"`` is the faster choice (benchmarks/bench_batch.py).
+        per-call cost (a host graph's upload and download, the checks' waits), about 0.15 ms a
+        graph on an H200. For many graphs of n <= 64 with paths, ``device="cpu"`` is the faster
+        choice (2.5-16x on that machine's 16 cores); from n = 128 the GPU is
+        (benchmarks/bench_batch.py).
     overwrite : bool
         Write the distances into ``graphs`` itself and return it (rows contiguous, a natively
         computed dtype; otherwise ``ValueError``). After an error, graphs other than the one
