@@ -505,7 +505,11 @@ struct Cpu {
   // The textbook three-phase blocked order (pivot tile, pivot row and column, the rest) with k
   // outermost inside every tile, which is exact in place, and the lexicographic (length, hops)
   // step of semiring.hpp, so that ties never close a loop in the predecessor chains. Needs an
-  // n x n scratch of hop counts (4 bytes per pair); about 5x slower than the product path above.
+  // n x n scratch of hop counts (4 bytes per pair). The third phase reads only the pivot rows and
+  // columns, which it does not write, so there any order of (i, j) is exact; in whole rounds it
+  // runs on register strips (register_tile.hpp: pred_strip; 4-byte lengths on AVX-512 builds),
+  // the pivot rows packed once a round after the second phase. Each entry still takes its steps
+  // in increasing k, so the results are the loop's bit for bit.
   void solve_pred(const Options& opt) const {
     const size_t nn = size_t(n);
     auto hops = aligned_buffer<uint32_t>(
@@ -533,6 +537,40 @@ struct Cpu {
         }
       }
     };
+    // The register strips: whole strips of L columns, rows in groups of R, whole rounds.
+    constexpr bool strips_built = cpu_tile::kPredStrips<T>;
+    constexpr int64_t L = cpu_tile::kPredLanes<T>, R = cpu_tile::kPredRows;
+    const int64_t strips = strips_built ? n / L : 0;
+    const size_t packed = size_t(std::max<int64_t>(strips, 1) * kBlock * L);
+    auto bd = aligned_buffer<T>(int64_t(packed), "the predecessors' packed pivot rows");
+    auto bp = aligned_buffer<int32_t>(int64_t(packed), "the predecessors' packed pivot rows");
+    auto bh = aligned_buffer<uint32_t>(int64_t(packed), "the predecessors' packed pivot rows");
+    auto rest = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1) {
+      if constexpr (strips_built) {
+        if (k1 - k0 == kBlock) {
+          const int64_t ie = i0 + (i1 - i0) / R * R, je = j0 + (j1 - j0) / L * L;  // j0 % L == 0
+          alignas(64) T a[R * kBlock];
+          alignas(64) uint32_t ha[R * kBlock];
+          for (int64_t i = i0; i < ie; i += R) {
+            for (int64_t q = 0; q < R; ++q)
+              for (int64_t k = 0; k < kBlock; ++k) {
+                a[q * kBlock + k] = row(i + q)[k0 + k];
+                ha[q * kBlock + k] = h[(i + q) * nn + size_t(k0 + k)];
+              }
+            for (int64_t j = j0; j < je; j += L) {
+              const size_t at = size_t(j / L * kBlock * L);
+              cpu_tile::pred_strip<T, int(kBlock)>(row(i) + j, prow(i) + j, h + i * nn + size_t(j),
+                                                    ld, pld, int64_t(nn), a, ha, bd.get() + at,
+                                                    bp.get() + at, bh.get() + at);
+            }
+          }
+          if (ie < i1) tile(ie, i1, j0, j1, k0, k1);
+          if (je < j1) tile(i0, ie, je, j1, k0, k1);
+          return;
+        }
+      }
+      tile(i0, i1, j0, j1, k0, k1);
+    };
     const int64_t nb = (n + kBlock - 1) / kBlock;
     auto lo = [](int64_t b) { return b * kBlock; };
     auto hi = [&](int64_t b) { return std::min(n, (b + 1) * kBlock); };
@@ -548,10 +586,22 @@ struct Cpu {
         else
           tile(lo(b), hi(b), k0, k1, k0, k1);
       }
+      if (strips > 0 && k1 - k0 == kBlock) {  // the pivot rows as the second phase left them
+#pragma omp parallel for schedule(static) if(n >= kParallelMinN)
+        for (int64_t st = 0; st < strips; ++st)
+          for (int64_t k = 0; k < kBlock; ++k) {
+            const size_t at = size_t((st * kBlock + k) * L);
+            for (int64_t l = 0; l < L; ++l) {
+              bd[at + size_t(l)] = row(k0 + k)[st * L + l];
+              bp[at + size_t(l)] = prow(k0 + k)[st * L + l];
+              bh[at + size_t(l)] = h[size_t(k0 + k) * nn + size_t(st * L + l)];
+            }
+          }
+      }
 #pragma omp parallel for schedule(dynamic, 1) collapse(2) if(n >= kParallelMinN)
       for (int64_t bi = 0; bi < nb; ++bi)
         for (int64_t bj = 0; bj < nb; ++bj)
-          if (bi != r && bj != r) tile(lo(bi), hi(bi), lo(bj), hi(bj), k0, k1);
+          if (bi != r && bj != r) rest(lo(bi), hi(bi), lo(bj), hi(bj), k0, k1);
       if (opt.progress) opt.progress(opt.progress_ctx, r + 1, nb);
     }
   }
@@ -652,10 +702,10 @@ void solve_cpu_batch(const Batch& dist, const PredBatch& pred, const Options& op
   // graphs are small or enough to fill the threads (256 graphs of n = 256 on 16 threads: 2102 ms
   // one after another, 88 ms side by side; GPU_NOTES.md, fifty-eighth session); else one after
   // another, each with every thread. Polled for Ctrl-C between groups of about 2^25 updates a
-  // thread (predecessors: solve_pred's updates cost about 5 plain ones).
+  // thread (predecessors: solve_pred's updates cost about 6-10 plain ones).
   const int threads = omp_get_max_threads();
   const bool side_by_side = n < kParallelMinN || count >= 2 * int64_t(threads);
-  const int64_t cost = n * n * n * (pred.first ? 5 : 1);
+  const int64_t cost = n * n * n * (pred.first ? 8 : 1);
   const int64_t group =
       side_by_side ? std::clamp<int64_t>((int64_t(threads) << 25) / cost, threads, 1024) : 1;
   for (int64_t b0 = 0; b0 < count; b0 += group) {

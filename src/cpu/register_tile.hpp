@@ -51,4 +51,73 @@ __attribute__((noinline)) void tile_full(T* __restrict c, int64_t ldc, const T* 
   }
 }
 
+// With predecessors (fw_cpu.cpp, solve_pred's third phase): semiring.hpp's relax_pred, the
+// lexicographic (length, hops) step that also takes the predecessor, on kPredRows rows x one
+// vector of lanes whose (length, predecessor, hops) stay in registers for the Depth steps.
+// Written with GCC vector types: outer-loop vectorisation gave up on the three outputs ("not
+// vectorized: complicated access pattern"), and solve_pred's own loop (k outermost, the row's
+// three arrays loaded and stored at every step) ran at 1.5 G updates/s on one core. A and HA
+// (lengths and hops of the rows' pivot columns) are kPredRows x Depth, B, PB, HB (the pivot
+// rows) Depth x lanes, packed; c, pc, hc are the matrix's, with their own row strides.
+// 4-byte lengths only, and only where the build targets AVX-512. A 64 x 64 tile on one core of
+// this project's AVX-512 Xeon: 3.6-3.8x solve_pred's loop on int32 and float32; whole solves (2
+// cores): 2-2.5x at n = 1024 and 2048 (GPU_NOTES.md, sixty-first session). The rest keep the
+// loop: 8-byte lengths gained 1.5x on the tile but lost up to 20% on whole solves at n = 2048;
+// AVX2 vectors gained 1.8x on the tile and nothing seen on whole solves; as SSE2 vectors (a
+// portable build) the registers spill and the tile ran 3-6x slower.
+#if defined(__AVX512F__)
+constexpr int kPredVectorBytes = 64;
+#else
+constexpr int kPredVectorBytes = 0;
+#endif
+template <class T>
+constexpr bool kPredStrips = kPredVectorBytes > 0 && sizeof(T) == 4;
+constexpr int kPredRows = 8;
+template <class T>
+constexpr int kPredLanes = (kPredVectorBytes > 0 ? kPredVectorBytes : 16) / int(sizeof(T));
+
+template <class T, int Depth>
+__attribute__((noinline)) void pred_strip(T* __restrict c, int32_t* __restrict pc,
+                                          uint32_t* __restrict hc, int64_t ldc, int64_t ldp,
+                                          int64_t ldh, const T* __restrict a,
+                                          const uint32_t* __restrict ha, const T* __restrict b,
+                                          const int32_t* __restrict pb,
+                                          const uint32_t* __restrict hb) {
+  constexpr int L = kPredLanes<T>;
+  typedef T VT __attribute__((vector_size(L * sizeof(T))));
+  typedef int32_t VI __attribute__((vector_size(L * 4)));  // predecessors, and the masks
+  typedef uint32_t VU __attribute__((vector_size(L * 4)));  // hops
+  static_assert(sizeof(T) == 4, "4-byte lengths: their comparisons' masks are the 32-bit lanes");
+  VT d[kPredRows];
+  VI p[kPredRows];
+  VU h[kPredRows];
+  for (int r = 0; r < kPredRows; ++r) {
+    __builtin_memcpy(&d[r], c + r * ldc, sizeof(VT));
+    __builtin_memcpy(&p[r], pc + r * ldp, sizeof(VI));
+    __builtin_memcpy(&h[r], hc + r * ldh, sizeof(VU));
+  }
+  for (int k = 0; k < Depth; ++k) {
+    VT bk;
+    VI pk;
+    VU hk;
+    __builtin_memcpy(&bk, b + k * L, sizeof(VT));
+    __builtin_memcpy(&pk, pb + k * L, sizeof(VI));
+    __builtin_memcpy(&hk, hb + k * L, sizeof(VU));
+#pragma GCC unroll 8
+    for (int r = 0; r < kPredRows; ++r) {
+      const VT s = bk + a[r * Depth + k];
+      const VU hs = hk + ha[r * Depth + k];
+      const VI better = (s < d[r]) | ((s == d[r]) & (hs < h[r]));
+      d[r] = better ? s : d[r];
+      p[r] = better ? pk : p[r];
+      h[r] = better ? hs : h[r];
+    }
+  }
+  for (int r = 0; r < kPredRows; ++r) {
+    __builtin_memcpy(c + r * ldc, &d[r], sizeof(VT));
+    __builtin_memcpy(pc + r * ldp, &p[r], sizeof(VI));
+    __builtin_memcpy(hc + r * ldh, &h[r], sizeof(VU));
+  }
+}
+
 }  // namespace apsp::cpu_tile
