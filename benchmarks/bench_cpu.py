@@ -2,8 +2,10 @@
 one run.
 
 First the ceiling: benchmarks/ceiling_cpu.cpp, compiled here with the machine's C++ compiler ($CXX,
-else c++) and the engine's native flags, measures the min-plus peak of all cores per dtype; every
-row's fraction_of_ceiling is of its dtype's figure (SciPy's of float64's). Then for each n: one
+else c++) and the engine's native flags, measures the min-plus peak of all cores per dtype, before
+the rows and again after them (a lent 2-core VM read int32 56.4 G/s once and 70-75 G/s in the
+minutes around it; the peak is the better of the two); every row's fraction_of_ceiling is of its
+dtype's figure (SciPy's of float64's). Then for each n: one
 random directed graph (weights 1..99, each ordered pair an edge with probability --density, no edge
 elsewhere), SciPy timed once on it (SciPy always computes in float64, whatever the input dtype, so
 its one time is the baseline for every dtype), then apsp.solve(g, device="cpu") per dtype: one
@@ -13,8 +15,10 @@ from Python (input copy, checks, solve, finalize), with the narrow solve switche
 (APSP_CPU_NARROW=0), and then the same graph as a user's call takes it (the hub rows: the hub bound
 takes weights 1..99 to 16-bit lengths). Then the narrow rows: the same edges with
 weights small enough for 16-bit path lengths, each dtype against its own solve on that graph
-(APSP_CPU_NARROW=0), checked against one more SciPy call. Writes JSON (schema in
-benchmarks/report.py) and prints a table.
+(APSP_CPU_NARROW=0), checked against one more SciPy call. Then the predecessor rows: the main
+graph with return_predecessors=True per dtype (distances equal to SciPy's, every path adding up),
+against the same solve without and SciPy's floyd_warshall(return_predecessors=True). Writes JSON
+(schema in benchmarks/report.py) and prints a table.
 Not for: the GPU engine (bench_gpu.py).
 
 Usage: python benchmarks/bench_cpu.py [--sizes 1024 2048] [--dtypes ...] [--reps 7] [--out FILE]
@@ -94,6 +98,34 @@ def as_dtype(w: np.ndarray, dtype: str) -> np.ndarray:
     return np.where(np.isinf(w), INT_INF[dtype], w).astype(dtype)
 
 
+def as_float(dist: np.ndarray, dtype: str) -> np.ndarray:
+    """Distances as float64, the integer INF as inf (SciPy's form)."""
+    got = dist.astype(np.float64)
+    if not dtype.startswith("float"):
+        got[got == INT_INF[dtype]] = np.inf
+    return got
+
+
+def paths_add_up(w: np.ndarray, dist: np.ndarray, pred: np.ndarray) -> bool:
+    """Every reachable pair's predecessor chain leads back to its source along edges of w
+    (float64, inf: no edge) whose weights add up to dist (float64; exact: integer weights)."""
+    n = len(w)
+    src, dst = np.nonzero(np.isfinite(dist) & ~np.eye(n, dtype=bool))
+    cur, total = dst.copy(), np.zeros(len(src))
+    active = np.ones(len(src), dtype=bool)
+    for _ in range(n):
+        a = np.flatnonzero(active)
+        if not a.size:
+            break
+        p = pred[src[a], cur[a]].astype(np.int64)
+        if ((p < 0) | (p >= n)).any():
+            return False
+        total[a] += w[p, cur[a]]
+        cur[a] = p
+        active[a] = p != src[a]
+    return not active.any() and bool(np.array_equal(total, dist[src, dst]))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
@@ -121,17 +153,19 @@ def main() -> int:
     print("ceilings:", {k: f"{v / 1e9:.1f} G/s" for k, v in peak.items()}, flush=True)
     results: list[dict] = []
 
+    steps: list[str] = []  # each result's ceiling step, for the fractions after the second read
+
     def row(impl, dtype, n, seconds, note, step=None, **extra):
-        """One result; its fraction of the ceiling of `step` (default: the dtype's own step)."""
+        """One result; its fraction of the ceiling of `step` (default: the dtype's own step), as
+        far as the first ceiling read goes (redone at the end)."""
         ups = float(n) ** 3 / seconds
+        steps.append(step or dtype)
         results.append({"impl": impl, "dtype": dtype, "n": n, "seconds": seconds,
                         "updates_per_s": ups, "fraction_of_ceiling": ups / peak[step or dtype],
                         "note": note, **extra})
 
     def same_as_scipy(got, ref, dtype, n, what) -> bool:
-        got = got.astype(np.float64)
-        if not dtype.startswith("float"):
-            got[got == INT_INF[dtype]] = np.inf
+        got = as_float(got, dtype)
         if np.array_equal(got, ref):
             return True
         bad = np.argwhere(got != ref)[0]
@@ -213,6 +247,50 @@ def main() -> int:
                   f"{results[-1]['fraction_of_ceiling']:8.1%} {t_wide / t:8.2f}x (own dtype)",
                   flush=True)
 
+        # With predecessors (fw_cpu.cpp: solve_pred), on the main graph (weights 1..99, the
+        # dtype's own solve): against the plain solve's row above and SciPy's predecessor call.
+        scipy_pred_times, (ref_p, _) = wall_times(
+            lambda: floyd_warshall(w, return_predecessors=True), SCIPY_REPS)
+        t_scipy_pred = statistics.median(scipy_pred_times)
+        row("scipy-pred", "float64", n, t_scipy_pred,
+            f"scipy.sparse.csgraph.floyd_warshall(return_predecessors=True), median of "
+            f"{SCIPY_REPS} (min {min(scipy_pred_times):.4f} s, max {max(scipy_pred_times):.4f} s); "
+            "the baseline of every apsp-cpu-pred dtype at this n")
+        for dtype in args.dtypes:
+            g = as_dtype(w, dtype)
+            dist, pred = apsp.solve(g, device="cpu", return_predecessors=True)
+            if not same_as_scipy(dist, ref_p, dtype, n, "with predecessors"):
+                return 1
+            if not paths_add_up(w, as_float(dist, dtype), pred):
+                print(f"apsp {dtype} n={n}: a predecessor path does not add up to its distance",
+                      file=sys.stderr)
+                return 1
+            times, _ = wall_times(lambda: apsp.solve(g, device="cpu", return_predecessors=True),
+                                  args.reps)
+            t = statistics.median(times)
+            t_plain = next(r["seconds"] for r in results
+                           if (r["impl"], r["dtype"], r["n"]) == ("apsp-cpu", dtype, n))
+            row("apsp-cpu-pred", dtype, n, t,
+                f"with predecessors: {t / t_plain:.1f}x the same solve without ({t_plain:.4f} s); "
+                f"{t_scipy_pred / t:.1f}x SciPy float64 with predecessors ({t_scipy_pred:.3f} s, "
+                f"median of {SCIPY_REPS}); median of {args.reps} (min {min(times):.4f} s, max "
+                f"{max(times):.4f} s), distances equal to SciPy's, every path adds up",
+                speedup_vs_scipy=t_scipy_pred / t)
+            print(f"{'pred':9s} {dtype:8s} {n:6d} {t:10.4f} {n ** 3 / t / 1e9:9.2f} "
+                  f"{results[-1]['fraction_of_ceiling']:8.1%} {t_scipy_pred / t:8.1f}x (SciPy "
+                  f"with predecessors)", flush=True)
+
+    after = measure_ceilings()
+    for c in ceilings:
+        c["updates_per_s_before"] = c["updates_per_s"]
+        c["updates_per_s_after"] = next(a["updates_per_s"] for a in after if a["name"] == c["name"])
+        c["updates_per_s"] = max(c["updates_per_s_before"], c["updates_per_s_after"])
+    peak = {c["dtype"]: c["updates_per_s"] for c in ceilings}
+    for r, step in zip(results, steps):
+        r["fraction_of_ceiling"] = r["updates_per_s"] / peak[step]
+    print("ceilings after the rows:", {a["dtype"]: f"{a['updates_per_s'] / 1e9:.1f} G/s"
+                                       for a in after}, "; the fractions use the better of the two",
+          flush=True)
     machine["load_average_after"] = load_average()
     out = {"benchmark": "bench_cpu.py",
            "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),

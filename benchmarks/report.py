@@ -49,10 +49,14 @@ IMPL_LABELS = {
 COMPETITORS = ("course-baseline", "torch-loop", "scipy")
 # A batch of graphs (bench_batch.py, rows "...-batch") is compared with what solves the same batch.
 BATCH_COMPETITORS = ("torch-loop-batch", "scipy-per-graph")
+# Solves with predecessors (rows "...-pred...") are compared with SciPy's solve with predecessors,
+# never with its solve without; the GPU competitors compute none (an understated speedup).
+PRED_COMPETITORS = ("course-baseline", "torch-loop", "scipy-pred")
 # Implementations that run on the CPU side of a machine (the rest run on its GPU).
-CPU_IMPLS = ("apsp-cpu", "scipy", "apsp-cpu-batch", "scipy-per-graph")
+CPU_IMPLS = ("apsp-cpu", "scipy", "apsp-cpu-batch", "scipy-per-graph", "apsp-cpu-pred",
+             "scipy-pred")
 # Competitors that compute in one dtype only (SciPy: float64), compared with apsp in every dtype.
-ONE_DTYPE_COMPETITORS = ("scipy",)
+ONE_DTYPE_COMPETITORS = ("scipy", "scipy-pred")
 DTYPES = ("int32", "float32", "float64", "int64")
 
 
@@ -313,7 +317,13 @@ def speedups(rec: Record, records: Sequence[Record], common_n: bool = False) -> 
     else:
         mine = {rec.n: rec}
     out = []
-    for comp in BATCH_COMPETITORS if rec.impl.endswith("-batch") else COMPETITORS:
+    if rec.impl.endswith("-batch"):
+        competitors = BATCH_COMPETITORS
+    elif "-pred" in rec.impl:
+        competitors = PRED_COMPETITORS
+    else:
+        competitors = COMPETITORS
+    for comp in competitors:
         if rec.impl in CPU_IMPLS and comp not in CPU_IMPLS:
             continue
         pick = [r for r in records if r.impl == comp and r.n in mine

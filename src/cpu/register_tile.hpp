@@ -56,15 +56,17 @@ __attribute__((noinline)) void tile_full(T* __restrict c, int64_t ldc, const T* 
 // vector of lanes whose (length, predecessor, hops) stay in registers for the Depth steps.
 // Written with GCC vector types: outer-loop vectorisation gave up on the three outputs ("not
 // vectorized: complicated access pattern"), and solve_pred's own loop (k outermost, the row's
-// three arrays loaded and stored at every step) ran at 1.5 G updates/s on one core. A and HA
+// three arrays loaded and stored at every step) ran at about 2 G updates/s on one core. A and HA
 // (lengths and hops of the rows' pivot columns) are kPredRows x Depth, B, PB, HB (the pivot
 // rows) Depth x lanes, packed; c, pc, hc are the matrix's, with their own row strides.
-// 4-byte lengths only, and only where the build targets AVX-512. A 64 x 64 tile on one core of
-// this project's AVX-512 Xeon: 3.6-3.8x solve_pred's loop on int32 and float32; whole solves (2
-// cores): 2-2.5x at n = 1024 and 2048 (GPU_NOTES.md, sixty-first session). The rest keep the
-// loop: 8-byte lengths gained 1.5x on the tile but lost up to 20% on whole solves at n = 2048;
-// AVX2 vectors gained 1.8x on the tile and nothing seen on whole solves; as SSE2 vectors (a
-// portable build) the registers spill and the tile ran 3-6x slower.
+// 4-byte lengths only, and only where the build targets AVX-512. One round's third phase at
+// n = 1024 on one core of this project's AVX-512 Xeon: 2.9-3.4x solve_pred's loop on int32 and
+// float32, packing included (benchmarks/probes/pred_strip_tile.cpp,
+// results/cpu_pred_strip_tile_s61.txt); whole solves (2 cores): 2-2.5x at n = 1024 and 2048
+// (GPU_NOTES.md, sixty-first session). The rest keep the loop: 8-byte lengths gained 1.5x on
+// the tile but lost up to 20% on whole solves at n = 2048; AVX2 vectors gained 1.8x on the tile
+// and nothing seen on whole solves; as SSE2 vectors (a portable build) the registers spill and
+// the tile ran 3-6x slower.
 #if defined(__AVX512F__)
 constexpr int kPredVectorBytes = 64;
 #else
