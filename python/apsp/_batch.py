@@ -185,18 +185,35 @@ def _one_device(device: Any, what: str) -> None:
 
 # ---- host arrays -------------------------------------------------------------------------------
 
-def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
-                device: Any) -> np.ndarray:
+class _HostBatch(NamedTuple):
+    count: int
+    n: int
+    dtype: np.dtype  # the computed dtype
+    target: Target
+    problems: list[str]  # why the engines cannot take the array as it is (empty: they can)
+
+
+def _host_batch(arr: np.ndarray, device: Any, overwrite: bool) -> _HostBatch:
+    """The intake of a host batch, with or without predecessors: its shape and computed dtype
+    (TypeError first, whatever the device), one device, the engine, and apsp.solve's checks of
+    one graph (dtype, byte order, alignment, rows) then the graphs'; with overwrite=True any of
+    them, or a read-only array, is refused."""
     count, n = batch_shape(arr.shape)
-    dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
+    dtype = computed_dtype(arr.dtype)
     _one_device(device, "device")
     parsed = parse_device(device)
     target: Target = default_host_target() if parsed is None else parsed
-    # apsp.solve's checks of one graph (dtype, byte order, alignment, rows), then the graphs'
     one = arr[0] if count else np.empty((0, 0), arr.dtype)
     problems = solve_layout_problems(one) + _graphs_apart(arr.strides, count, n, arr.itemsize)
     if overwrite:
         _refuse_overwrite(problems + (["it is read-only"] if not arr.flags.writeable else []))
+    return _HostBatch(count, n, dtype, target, problems)
+
+
+def _solve_host(arr: np.ndarray, directed: bool, unweighted: bool, overwrite: bool,
+                device: Any) -> np.ndarray:
+    count, n, dtype, target, problems = _host_batch(arr, device, overwrite)
+    if overwrite:
         source, out = arr, None
     else:
         check_host_memory(arr.size * dtype.itemsize, f"a batch of {count} n={n} {dtype} graphs",
@@ -237,15 +254,7 @@ def _host_predecessors(arr: np.ndarray, directed: bool, unweighted: bool, overwr
     each exactly as apsp.solve gives it); on a GPU, graph by graph through apsp.solve."""
     from ._solve import solve
 
-    count, n = batch_shape(arr.shape)
-    dtype = computed_dtype(arr.dtype)  # TypeError first, whatever the device
-    _one_device(device, "device")
-    parsed = parse_device(device)
-    target: Target = default_host_target() if parsed is None else parsed
-    one = arr[0] if count else np.empty((0, 0), arr.dtype)
-    problems = solve_layout_problems(one) + _graphs_apart(arr.strides, count, n, arr.itemsize)
-    if overwrite:  # apsp.solve's refusals of one graph, then the graphs'
-        _refuse_overwrite(problems + (["it is read-only"] if not arr.flags.writeable else []))
+    count, n, dtype, target, _ = _host_batch(arr, device, overwrite)
     check_host_memory(arr.size * (4 + (0 if overwrite else dtype.itemsize)),
                       f"a batch of {count} n={n} {dtype} graphs and its predecessors",
                       "solve it in parts")

@@ -541,7 +541,7 @@ struct Cpu {
     constexpr bool strips_built = cpu_tile::kPredStrips<T>;
     constexpr int64_t L = cpu_tile::kPredLanes<T>, R = cpu_tile::kPredRows;
     const int64_t strips = strips_built ? n / L : 0;
-    const size_t packed = size_t(std::max<int64_t>(strips, 1) * kBlock * L);
+    const size_t packed = strips > 0 ? size_t(strips * kBlock * L) : 1;  // none without strips
     auto bd = aligned_buffer<T>(int64_t(packed), "the predecessors' packed pivot rows");
     auto bp = aligned_buffer<int32_t>(int64_t(packed), "the predecessors' packed pivot rows");
     auto bh = aligned_buffer<uint32_t>(int64_t(packed), "the predecessors' packed pivot rows");
